@@ -1,0 +1,1 @@
+"""Who picks the skill? — the tested package behind the course notebooks."""
