@@ -1,0 +1,34 @@
+# Who picks the skill? — set-up and the course's main jobs. See README.md.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+INSTALLED := $(VENV)/.installed
+
+.PHONY: setup course test lab bench clean
+
+# Create .venv, install the package with everything the course needs, fetch the local model once.
+setup: $(INSTALLED)
+	$(PY) -m course_utils models fetch
+
+$(INSTALLED): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed, found " + sys.version.split()[0]'
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[local,course,dev]"
+	touch $@
+
+# Execute every lesson headless into build/notebooks/, save the figures, print the evaluation.
+course: setup
+	$(PY) -m course_utils run-notebooks notebooks --out build/notebooks
+
+test: setup
+	$(PY) -m pytest
+
+lab: setup
+	$(PY) -m jupyter lab notebooks
+
+bench: setup
+	$(PY) -m course_utils bench --json build/bench.json
+
+clean:
+	rm -rf build .pytest_cache
