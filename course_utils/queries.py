@@ -1,0 +1,69 @@
+"""Labelled query sets: which skill each query must trigger, or none.
+
+Format (a YAML list; see DESIGN.md):
+
+    - query: "How many vacation days do I have left this year?"
+      expected: leave-balance-calculator   # or null: no skill must trigger
+      kind: positive                        # positive | near-miss | off-topic
+      lang: en
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+KINDS = ("positive", "near-miss", "off-topic")
+
+
+@dataclass(frozen=True)
+class LabelledQuery:
+    query: str
+    expected: str | None
+    kind: str
+    lang: str
+
+
+class QuerySetError(ValueError):
+    """A query set that does not follow the format; the message names the file and the item."""
+
+
+def _item(raw: object, where: str, known: set[str] | None) -> LabelledQuery:
+    if not isinstance(raw, dict):
+        raise QuerySetError(f"{where}: must be a mapping with query, expected, kind, lang")
+    missing = {"query", "expected", "kind", "lang"} - raw.keys()
+    if missing:
+        raise QuerySetError(f"{where}: missing {', '.join(sorted(missing))}")
+    query, expected, kind, lang = raw["query"], raw["expected"], raw["kind"], raw["lang"]
+    if not isinstance(query, str) or not query.strip():
+        raise QuerySetError(f"{where}: query must be a non-empty string")
+    if kind not in KINDS:
+        raise QuerySetError(f"{where}: kind {kind!r} must be one of {', '.join(KINDS)}")
+    if not isinstance(lang, str):
+        raise QuerySetError(f"{where}: lang must be a string such as en or fr")
+    if expected is not None and not isinstance(expected, str):
+        raise QuerySetError(f"{where}: expected must be a skill name or null")
+    if (expected is None) != (kind != "positive"):
+        raise QuerySetError(f"{where}: a {kind} query must have expected: {'a skill name' if kind == 'positive' else 'null'}")
+    if known is not None and expected is not None and expected not in known:
+        raise QuerySetError(
+            f"{where}: expected skill {expected!r} is not in the catalog (known: {', '.join(sorted(known))})"
+        )
+    return LabelledQuery(query.strip(), expected, kind, lang)
+
+
+def load_queries(path: str | Path, skill_names: Iterable[str] | None = None) -> list[LabelledQuery]:
+    """Read and check a query set; with `skill_names`, every expected skill must be one of them."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as err:
+        raise QuerySetError(f"{path}: cannot be read: {err}") from None
+    except yaml.YAMLError as err:
+        raise QuerySetError(f"{path}: not valid YAML: {str(err).splitlines()[0]}") from None
+    if not isinstance(data, list) or not data:
+        raise QuerySetError(f"{path}: must be a non-empty YAML list of queries")
+    known = set(skill_names) if skill_names is not None else None
+    return [_item(raw, f"{path}: item {i}", known) for i, raw in enumerate(data, 1)]
