@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from course_utils.paths import DATA_DIR, SKILLS_DIR
 from course_utils.skills import SkillLoader
 from course_utils.tokens import estimate_tokens
+
+SELECTORS = ("model", "similarity", "hybrid")
 
 
 def validate(args: argparse.Namespace) -> int:
@@ -43,6 +47,90 @@ def run_notebooks(args: argparse.Namespace) -> int:
     return 1 if run_all(args.folder, args.out) else 0
 
 
+def _refuse(message: str) -> int:
+    """Bad input: one line on stderr, exit code 2."""
+    print(f"eval-trigger: error: {message}", file=sys.stderr)
+    return 2
+
+
+def eval_trigger(args: argparse.Namespace) -> int:
+    """Run selectors over a labelled query set on the first turn only; print, save JSON and a histogram.
+
+    Exit 0 when every decision was made, 1 when some failed (the report says why), 2 on bad input.
+    """
+    from course_utils.client import backend_name, make_client
+    from course_utils.evaluation import comparison_table, evaluate, run_selector
+    from course_utils.queries import QuerySetError, load_queries
+    from course_utils.selection import SimilaritySelector, pick_by_model
+
+    names = list(dict.fromkeys(n.strip() for n in args.selectors.split(",") if n.strip()))
+    unknown = [n for n in names if n not in SELECTORS]
+    if unknown or not names:
+        return _refuse(f"unknown selector {', '.join(unknown) or '(none given)'}: choose among model, similarity")
+    if "hybrid" in names:
+        return _refuse("the hybrid selector is lesson 07's exercise and is not available yet")
+    if args.plot and "similarity" not in names:
+        return _refuse("--plot draws the similarity scores: add similarity to --selectors")
+    if (args.runs is not None and args.runs < 1) or args.k < 1:
+        return _refuse("--runs and --k must be at least 1")
+    loader = SkillLoader.from_root(args.skills)
+    if not loader.skills:
+        reason = f" ({loader.diagnostics[0]})" if loader.diagnostics else ""
+        return _refuse(f"no valid skill in {args.skills}{reason}")
+    try:
+        queries = load_queries(args.queries, loader.names)
+    except QuerySetError as err:
+        return _refuse(str(err))
+    try:
+        client = make_client(args.backend)
+        backend = backend_name(client)
+        selectors = {}  # name -> (selector, runs per query)
+        if "model" in names:
+            model_runs = args.runs or (1 if backend == "local" else 3)
+            selectors["model"] = (lambda q: pick_by_model(client, loader, q), model_runs)
+        if "similarity" in names:
+            similarity = SimilaritySelector(client, loader, threshold=args.threshold, k=args.k)
+            selectors["similarity"] = (similarity, 1)  # embeddings are deterministic
+    except Exception as err:  # no key, no model files, backend down: say so in one line
+        print(f"eval-trigger: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
+        return 1
+    print(f"{len(queries)} queries from {args.queries}, {len(loader.skills)} skills from {args.skills}, "
+          f"backend {backend}")
+    outcomes, reports = {}, []
+    for name, (selector, runs) in selectors.items():
+        outcomes[name] = run_selector(selector, queries, runs=runs, name=name)
+        reports.append(evaluate(name, outcomes[name]))
+        print(reports[-1].summary(), end="\n\n", flush=True)
+    if len(reports) > 1:
+        print(comparison_table(reports))
+    if args.json:
+        extra = {"threshold": similarity.threshold} if "similarity" in selectors else {}
+        payload = {"backend": backend, "skills": str(args.skills), "queries": str(args.queries), **extra,
+                   "selectors": {r.selector: r.to_dict() for r in reports}}
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
+        print(f"JSON written to {args.json}")
+    if args.plot:
+        _save_histogram(args.plot, outcomes["similarity"], similarity.threshold,
+                        f"Top-1 similarity scores, {args.queries.name} ({backend})")
+        print(f"Histogram written to {args.plot}")
+    return 1 if any(r.errors for r in reports) else 0
+
+
+def _save_histogram(path: Path, outcomes: list, threshold: float, title: str) -> None:
+    """Save the histogram of top-1 scores of must-trigger and must-not-trigger queries as a PNG."""
+    from matplotlib.figure import Figure
+
+    from course_utils.plots import score_histogram
+
+    figure = Figure(figsize=(7, 4))
+    positive = [o.score for o in outcomes if o.query.expected is not None and o.score is not None]
+    none = [o.score for o in outcomes if o.query.expected is None and o.score is not None]
+    score_histogram(figure.subplots(), positive, none, threshold).set_title(title)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110, bbox_inches="tight")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m course_utils", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -57,6 +145,20 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("folder", type=Path, nargs="?", default=Path("notebooks"))
     command.add_argument("--out", type=Path, default=Path("build/notebooks"))
     command.set_defaults(func=run_notebooks)
+    command = sub.add_parser("eval-trigger", help="measure who picks the skill on a labelled query set (first turn only)")
+    command.add_argument("--skills", type=Path, default=SKILLS_DIR / "workplace", metavar="DIR",
+                         help="the skill catalog (default: skills/workplace)")
+    command.add_argument("--queries", type=Path, default=DATA_DIR / "trigger_eval.yaml", metavar="FILE",
+                         help="the labelled query set (default: data/trigger_eval.yaml)")
+    command.add_argument("--selectors", default="model,similarity",
+                         help="comma-separated: model, similarity (hybrid: lesson 07); default model,similarity")
+    command.add_argument("--threshold", type=float, help="similarity's cosine threshold (default: the backend's placeholder)")
+    command.add_argument("--k", type=int, default=3, help="how many nearest skills similarity reports")
+    command.add_argument("--runs", type=int, help="runs per query for the model (default: 1 local, 3 Gemini)")
+    command.add_argument("--backend", choices=("auto", "local", "gemini"), default="auto")
+    command.add_argument("--json", type=Path, metavar="PATH", help="write the reports as JSON")
+    command.add_argument("--plot", type=Path, metavar="PATH", help="save the histogram of similarity's top-1 scores (PNG)")
+    command.set_defaults(func=eval_trigger)
     from course_utils.local.commands import register
 
     register(sub)

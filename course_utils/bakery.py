@@ -1,0 +1,148 @@
+"""The bakery's calendar tool: free baking slots and pick-up times per day and production line.
+
+Used by `notebooks/03_load_skill_loop.ipynb`, where the `custom-cake-order` skill tells the model
+to call `check_calendar` before it promises a date. The data is `data/bakery_calendar.yaml`
+(synthetic, four weeks from Monday 2026-11-30).
+
+The tool answers in short sentences a model can read. Every problem (an unknown line, a date it
+cannot read, a date outside the calendar, a closed day) is an answer starting with `Error:` that
+says what to do instead, never an exception: the agent loop hands the text to the model as is.
+"""
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import date, timedelta
+from functools import lru_cache, partial
+from pathlib import Path
+from typing import Any
+
+import yaml
+from google.genai import types
+
+from course_utils.paths import DATA_DIR
+
+CALENDAR_FILE = DATA_DIR / "bakery_calendar.yaml"
+TODAY = date(2026, 11, 30)
+"""The course's fixed "today" (a Monday): the calendar starts on this day."""
+
+LINES = ("regular", "nut-free")
+WEEKDAYS = tuple(calendar.day_name)  # Monday … Sunday, in English
+_WEEKDAY_WORDS = re.compile(r"^(?:(?:this|next|on)\s+)?([a-z]+?)s?$")
+
+
+@lru_cache(maxsize=4)
+def _read_calendar(path: str, mtime: float) -> dict[str, Any]:
+    return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+
+
+def load_calendar(path: str | Path = CALENDAR_FILE) -> dict[str, Any]:
+    """The calendar as a dict (read once per file version)."""
+    path = Path(path)
+    return _read_calendar(str(path), path.stat().st_mtime)
+
+
+def resolve_day(day: str, today: date = TODAY) -> date:
+    """Read `day` as an ISO date (YYYY-MM-DD) or a weekday name.
+
+    A weekday name ("Saturday", "saturday", "this Saturday", "next Friday") means the first such
+    day strictly after `today`: on Monday 2026-11-30, "Saturday" is 2026-12-05 and "Monday" is
+    2026-12-07. "today" and "tomorrow" are read too. Raises ValueError with a readable message.
+    """
+    text = " ".join(str(day).strip().lower().split())
+    if text == "today":
+        return today
+    if text == "tomorrow":
+        return today + timedelta(days=1)
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        pass
+    match = _WEEKDAY_WORDS.match(text)
+    names = [w.lower() for w in WEEKDAYS]
+    if match and match.group(1) in names:
+        ahead = (names.index(match.group(1)) - today.weekday() - 1) % 7 + 1
+        return today + timedelta(days=ahead)
+    raise ValueError(f'cannot read the day "{day}": give a date as YYYY-MM-DD (e.g. 2026-12-04) or a weekday name')
+
+
+def _slots(entry: dict[str, Any]) -> tuple[list[str], list[str]]:
+    return list(entry.get("baking_slots") or []), list(entry.get("pickup") or [])
+
+
+def free_days_near(when: date, line: str, data: dict[str, Any], today: date = TODAY, count: int = 3) -> list[date]:
+    """Up to `count` days from `today` on with a free baking slot on `line`, nearest to `when` first,
+    returned in date order (the nearest free day may come before the requested one)."""
+    free = [date.fromisoformat(day) for day, entry in data["days"].items()
+            if date.fromisoformat(day) >= today and _slots(entry.get(line) or {})[0]]
+    return sorted(sorted(free, key=lambda d: (abs((d - when).days), d))[:count])
+
+
+def check_calendar(day: str, line: str, *, today: date = TODAY, path: str | Path = CALENDAR_FILE) -> str:
+    """Free baking slots and pick-up times for one day on one production line.
+
+    `day` is YYYY-MM-DD or a weekday name (resolved from `today`); `line` is "regular" or "nut-free".
+    Returns one or two sentences; problems come back as a string starting with "Error:".
+    """
+    data = load_calendar(path)
+    line_name = str(line).strip().lower()
+    if line_name not in LINES:
+        return f'Error: unknown line "{line}". The production lines are: {", ".join(LINES)}.'
+    try:
+        when = resolve_day(day, today)
+    except ValueError as err:
+        return f"Error: {err}."
+    first, last = min(data["days"]), max(data["days"])
+    label = f"{when.isoformat()} ({WEEKDAYS[when.weekday()]})"
+    if when < today:
+        return f"Error: {label} is in the past; today is {today.isoformat()} ({WEEKDAYS[today.weekday()]})."
+    entry = data["days"].get(when.isoformat())
+    if entry is None:
+        return f"Error: {label} is outside the calendar, which covers {first} to {last}. Ask the customer for an earlier date or to call the shop."
+    slots, pickup = _slots(entry.get(line_name) or {})
+    if not any(_slots(entry.get(name) or {})[1] for name in LINES):
+        return f"Error: the bakery is closed on {label}: no baking and no pick-up. Try another day."
+    if slots:
+        return (f"{label}, {line_name} line: free baking slots {', '.join(slots)}; "
+                f"pick-up {', '.join(pickup) or 'none'}.")
+    reason = "the nut-free line bakes only on Friday mornings" if line_name == "nut-free" and when.weekday() != 4 \
+        else "fully booked"
+    near = free_days_near(when, line_name, data, today)
+    hint = (" The nearest days with a free slot on this line: "
+            + ", ".join(f"{d.isoformat()} ({WEEKDAYS[d.weekday()]})" for d in near) + "."
+            if near else " No day in the calendar has a free slot on this line.")
+    return f"{label}, {line_name} line: no free baking slot ({reason}).{hint}"
+
+
+def check_calendar_declaration() -> types.FunctionDeclaration:
+    """The declaration the model sees for `check_calendar`."""
+    return types.FunctionDeclaration(
+        name="check_calendar",
+        description="Free baking slots and pick-up times for one day on one production line of the bakery.",
+        parameters=types.Schema(
+            type=types.Type.OBJECT,
+            properties={
+                "day": types.Schema(type=types.Type.STRING,
+                                    description="The day, as YYYY-MM-DD (e.g. 2026-12-04) or a weekday name."),
+                "line": types.Schema(type=types.Type.STRING, enum=list(LINES),
+                                     description='"nut-free" when a guest has a nut allergy, else "regular".'),
+            },
+            required=["day", "line"],
+        ),
+    )
+
+
+ASSISTANT_PREAMBLE = (
+    "You are the order assistant of a bakery. Today is Monday 2026-11-30.\n"
+    "Work in steps: follow the instructions for the kind of request, call the tools they ask for, "
+    "then answer the customer in words. Do not repeat a call you have already made: its result is above."
+)
+"""The preamble of the bakery assistant's system instruction, the same in every skill mode."""
+
+CAKE_REQUEST = "I need a cake for 20 people this Saturday. Chocolate, and one guest can't have nuts."
+"""The lesson's running example: it needs the custom-cake-order skill and the nut-free line's calendar."""
+
+
+def bakery_tools(today: date = TODAY) -> tuple[list[types.FunctionDeclaration], dict[str, Any]]:
+    """The bakery's task tools: (declarations, {name: callable}), ready for `build_harness`."""
+    return [check_calendar_declaration()], {"check_calendar": partial(check_calendar, today=today)}

@@ -1,0 +1,94 @@
+"""One ``genai.Client`` for the whole course: Gemini when a key is set, the local models otherwise.
+
+The local client is a real ``genai.Client`` whose HTTP goes to an in-process app
+(``course_utils.local.app``) through httpx's WSGI transport (sync) and ASGI transport
+(``client.aio``). No socket is opened, so learner code is identical in both modes.
+"""
+
+from __future__ import annotations
+
+import os
+
+import httpx
+from google import genai
+from google.genai import types
+
+GENERATION_MODEL = os.environ.get("COURSE_MODEL", "gemini-2.5-flash")
+EMBEDDING_MODEL = os.environ.get("COURSE_EMBEDDING_MODEL", "gemini-embedding-2")
+KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+LOCAL_BASE_URL = "http://local-gemini"
+BACKENDS = ("auto", "gemini", "local")
+RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504]
+
+
+def gemini_key() -> str | None:
+    """The Gemini API key from the environment, if any."""
+    return next((os.environ[name] for name in KEY_VARIABLES if os.environ.get(name)), None)
+
+
+def retry_options(attempts: int = 5, initial_delay: float = 2.0) -> types.HttpRetryOptions:
+    """Exponential backoff on rate limits (429), timeouts (408) and server errors (5xx)."""
+    return types.HttpRetryOptions(attempts=attempts, initial_delay=initial_delay, exp_base=2,
+                                  http_status_codes=RETRY_STATUS_CODES)
+
+
+def gemini_client() -> genai.Client:
+    """A Gemini client with retries; ValueError explaining the local default if no key."""
+    key = gemini_key()
+    if key is None:
+        raise ValueError(
+            "backend='gemini' needs an API key: set GEMINI_API_KEY (or GOOGLE_API_KEY). "
+            "Without a key, make_client() uses the local backend, which runs offline on "
+            "local models (`python -m course_utils models fetch` downloads them once)."
+        )
+    return genai.Client(api_key=key,
+                        http_options=types.HttpOptions(retry_options=retry_options()))
+
+
+def local_client(local_model: str | None = None) -> genai.Client:
+    """A real genai.Client served in-process by the local app (no network)."""
+    from course_utils.local.app import get_app
+
+    app = get_app(local_model)
+    return genai.Client(api_key="local", http_options=types.HttpOptions(
+        base_url=LOCAL_BASE_URL, api_version="v1beta",
+        httpx_client=httpx.Client(transport=httpx.WSGITransport(app=app.wsgi),
+                                  base_url=LOCAL_BASE_URL),
+        httpx_async_client=httpx.AsyncClient(transport=httpx.ASGITransport(app=app.asgi),
+                                             base_url=LOCAL_BASE_URL),
+    ))
+
+
+def _local_banner(local_model: str | None) -> str:
+    from course_utils.local.llm import default_llm_name
+    from course_utils.local.models import get_spec
+
+    name = local_model or default_llm_name()
+    size = get_spec(name).name.removeprefix("qwen2.5-coder-").upper()
+    return (f"Backend: local (Qwen2.5-Coder-{size} + multilingual USE, in-process). "
+            "Set GEMINI_API_KEY to use Gemini.")
+
+
+def make_client(backend: str = "auto", *, local_model: str | None = None,
+                verbose: bool = True) -> genai.Client:
+    """Gemini if a key is set (or backend="gemini"), else the local backend; prints which."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    use_gemini = backend == "gemini" or (backend == "auto" and gemini_key() is not None)
+    if use_gemini:
+        client = gemini_client()
+        banner = (f"Backend: Gemini ({GENERATION_MODEL}, {EMBEDDING_MODEL}). "
+                  "Unset GEMINI_API_KEY and GOOGLE_API_KEY (or pass backend='local') "
+                  "to run offline.")
+    else:
+        client = local_client(local_model)
+        banner = _local_banner(local_model)
+    if verbose:
+        print(banner)
+    return client
+
+
+def backend_name(client: genai.Client) -> str:
+    """"local" for a client served by the in-process app, "gemini" otherwise."""
+    base_url = client._api_client._http_options.base_url or ""
+    return "local" if base_url.rstrip("/") == LOCAL_BASE_URL else "gemini"

@@ -1,0 +1,188 @@
+"""Who picks the skill: the model (catalog + activate tool), similarity (cosine + threshold), or the user.
+
+Built in `notebooks/04_selection_by_model.ipynb` (`pick_by_model`, explicit `/name` activation) and
+`notebooks/05_embeddings.ipynb` (`SimilaritySelector`). A *selector* is any callable
+`(query: str) -> Decision`; `course_utils.evaluation` runs selectors without knowing what is inside.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from google import genai
+from google.genai import types
+
+from course_utils.cache import EmbeddingCache
+from course_utils.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_name
+from course_utils.skills import Skill, SkillLoader
+from course_utils.tokens import estimate_tokens
+
+ACTIVATE = "activate_skill"
+LOCAL_DECISION_TOKENS = 64
+"""Output cap of a local decision: a call is ~25 tokens; a declined decision's text is never read."""
+DEFAULT_THRESHOLDS = {"local": 0.25, "gemini": 0.6}
+"""Placeholder cosine thresholds per backend (each embedding model has its own score scale);
+lesson 06 fits one on data."""
+EMBED_BATCH = 100
+"""The most texts one `batchEmbedContents` request carries on Gemini."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a selector decided for one query, and what the decision cost."""
+
+    skill: str | None
+    prompt_tokens: int = 0
+    seconds: float = 0.0
+    score: float | None = None
+    top_k: tuple[tuple[str, float], ...] = ()
+    error: str | None = None
+    raw: Any = field(default=None, compare=False, repr=False)
+
+
+Selector = Callable[[str], Decision]
+
+
+# ----------------------------------------------------------------- by the model (lesson 04)
+
+
+def pick_by_model(client: genai.Client, loader: SkillLoader, query: str, model: str = GENERATION_MODEL,
+                  max_output_tokens: int | None = None) -> Decision:
+    """One `generate_content` with the catalog and the activate tool; read only the first turn's call.
+
+    Automatic function calling is off, so nothing is executed: the decision is the `activate_skill`
+    call the model makes (or not) on its first turn. On the local backend the answer is capped at
+    `LOCAL_DECISION_TOKENS` unless `max_output_tokens` says otherwise; Gemini is left uncapped
+    (its thinking tokens count against the cap).
+    """
+    if max_output_tokens is None and backend_name(client) == "local":
+        max_output_tokens = LOCAL_DECISION_TOKENS
+    config = types.GenerateContentConfig(
+        system_instruction=loader.system_instruction(function=ACTIVATE),
+        tools=[loader.tool(ACTIVATE)],
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+        max_output_tokens=max_output_tokens,
+    )
+    start = time.perf_counter()
+    response = client.models.generate_content(model=model, contents=query, config=config)
+    seconds = time.perf_counter() - start
+    calls = [call for call in response.function_calls or [] if call.name == ACTIVATE]
+    skill = (calls[0].args or {}).get("name") if calls else None
+    usage = response.usage_metadata
+    return Decision(skill, (usage and usage.prompt_token_count) or 0, seconds, raw=response)
+
+
+# ----------------------------------------------------------------- by the user (lesson 04)
+
+_MENTION = re.compile(r"(?<!\S)([/@])([a-z0-9]+(?:-[a-z0-9]+)*)(?=$|[\s.,;:!?)\]])")
+
+
+def explicit_skill(loader: SkillLoader, message: str) -> Decision | None:
+    """The skill a message names as `/skill-name` or `@skill-name`, without asking anyone.
+
+    None when the message names no skill. The first known name wins; if every name is unknown,
+    the decision carries an error that suggests close names.
+    """
+    mentions = _MENTION.findall(message)
+    if not mentions:
+        return None
+    for _, name in mentions:
+        if name in loader.skills:
+            return Decision(name)
+    sign, name = mentions[0]
+    close = difflib.get_close_matches(name, loader.names, n=3, cutoff=0.5)
+    hint = f" Did you mean {' or '.join(sign + c for c in close)}?" if close else ""
+    return Decision(None, error=f'Unknown skill "{sign}{name}".{hint} Available: {", ".join(loader.names)}.')
+
+
+def with_explicit(loader: SkillLoader, selector: Selector) -> Selector:
+    """A selector that honours `/name` and `@name` first and asks `selector` only otherwise."""
+
+    def select(query: str) -> Decision:
+        return explicit_skill(loader, query) or selector(query)
+
+    return select
+
+
+# ----------------------------------------------------------------- by similarity (lesson 05)
+
+
+def document_text(skill: Skill) -> str:
+    """A description as gemini-embedding-2 expects a document: `title: … | text: …`."""
+    return f"title: {skill.name} | text: {skill.description}"
+
+
+def query_text(query: str) -> str:
+    """A query as gemini-embedding-2 expects a search query."""
+    return f"task: search result | query: {query}"
+
+
+def embed_texts(client: genai.Client, texts: Sequence[str], model: str = EMBEDDING_MODEL) -> np.ndarray:
+    """One vector per text, as an (N, D) array.
+
+    Each text goes in its own `types.Content`: given a list of plain strings, the SDK puts them in
+    ONE Content for gemini-embedding-2, and one aggregated vector comes back.
+    """
+    vectors: list[list[float]] = []
+    for start in range(0, len(texts), EMBED_BATCH):
+        contents = [types.Content(parts=[types.Part(text=t)]) for t in texts[start : start + EMBED_BATCH]]
+        response = client.models.embed_content(model=model, contents=contents)
+        vectors += [embedding.values for embedding in response.embeddings]
+    return np.asarray(vectors, dtype=np.float32)
+
+
+def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine similarity of every row of `a` with every row of `b`: an (len(a), len(b)) array."""
+    a = a / np.linalg.norm(a, axis=1, keepdims=True).clip(min=1e-12)
+    b = b / np.linalg.norm(b, axis=1, keepdims=True).clip(min=1e-12)
+    return a @ b.T
+
+
+class SimilaritySelector:
+    """Pick the skill whose description is nearest the query (cosine), if it clears a threshold.
+
+    `threshold=None` takes the backend's placeholder from `DEFAULT_THRESHOLDS`.
+    Descriptions are embedded once, when the selector is built. With `cache=True` every vector
+    (descriptions and queries) goes through the on-disk `EmbeddingCache`, so a rerun embeds nothing.
+    """
+
+    def __init__(self, client: genai.Client, loader: SkillLoader, model: str = EMBEDDING_MODEL,
+                 threshold: float | None = None, k: int = 3, cache: bool = True):
+        backend = backend_name(client)
+        self.client, self.model, self.k = client, model, k
+        self.threshold = DEFAULT_THRESHOLDS[backend] if threshold is None else threshold
+        self.names = loader.names
+        self.cache = EmbeddingCache(backend, model) if cache else None
+        self.matrix = self.embed([document_text(s) for s in loader.skills.values()])
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for `texts`, from the cache when it has them."""
+        compute = lambda missing: embed_texts(self.client, missing, self.model)  # noqa: E731
+        return self.cache.embed(texts, compute) if self.cache else compute(list(texts))
+
+    def scores(self, queries: Sequence[str]) -> np.ndarray:
+        """The query × skill cosine matrix, skills in `self.names` order."""
+        return cosine_matrix(self.embed([query_text(q) for q in queries]), self.matrix)
+
+    def top(self, row: np.ndarray, k: int | None = None) -> list[tuple[str, float]]:
+        """The `k` nearest skills of one score row, nearest first."""
+        order = np.argsort(-row, kind="stable")[: self.k if k is None else k]
+        return [(self.names[i], float(row[i])) for i in order]
+
+    def pick(self, row: np.ndarray, threshold: float | None = None) -> str | None:
+        """The nearest skill if its score reaches the threshold, else None."""
+        name, score = self.top(row, 1)[0]
+        return name if score >= (self.threshold if threshold is None else threshold) else None
+
+    def __call__(self, query: str) -> Decision:
+        """Decide for one query. `prompt_tokens` estimates the embedded query (4 characters a token)."""
+        start = time.perf_counter()
+        row = self.scores([query])[0]
+        top = self.top(row)
+        return Decision(self.pick(row), estimate_tokens(query_text(query)), time.perf_counter() - start,
+                        score=top[0][1], top_k=tuple(top))

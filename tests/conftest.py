@@ -1,0 +1,40 @@
+"""Shared fixtures: a network guard, the local client; tests marked `model` skip without files."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from course_utils.local.llm import default_llm_name
+from course_utils.local.models import FETCH_COMMAND, status
+
+
+def _refuse(*args, **kwargs):
+    raise OSError("network access is blocked in this test (no_network fixture)")
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail any attempt to open a network connection."""
+    monkeypatch.setattr(socket.socket, "connect", _refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", _refuse)
+    monkeypatch.setattr(socket, "create_connection", _refuse)
+
+
+@pytest.fixture(scope="session")
+def local_client():
+    """One local genai.Client for the session (models load on first use, once)."""
+    from course_utils.client import make_client
+
+    return make_client("local", verbose=False)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip tests marked `model` when the local LLM file is not there."""
+    if item.get_closest_marker("model") is None:
+        return
+    model = status(default_llm_name())
+    if not model.verified:
+        pytest.skip(f"needs the local model file {model.path}: run `{FETCH_COMMAND}` "
+                    "(make setup does)")
