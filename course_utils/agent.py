@@ -121,9 +121,14 @@ def run_tool(functions: Mapping[str, Callable[..., Any]], name: str, arguments: 
 
 
 def repeat_note(tool: str, turn: int) -> str:
-    """What the model reads instead of a repeated call's result."""
-    return (f"Error: you already called {tool} with these arguments at turn {turn}; its result is above. "
+    """What the model reads instead of a repeated call's result (turn 0: a call in the history passed in)."""
+    when = f"at turn {turn}" if turn else "earlier in this conversation"
+    return (f"Error: you already called {tool} with these arguments {when}; its result is above. "
             "Do not call it again: use that result, call a different tool, or answer the user in words.")
+
+
+def _call_key(name: str | None, arguments: Mapping[str, Any]) -> str:
+    return json.dumps([name, dict(arguments)], sort_keys=True, default=str)
 
 
 def run_agent(
@@ -148,8 +153,9 @@ def run_agent(
     callback as an `Event`. Raises `MaxTurnsExceeded` (holding the partial result) when the model
     has made `max_turns` calls without answering in text.
 
-    With `refuse_repeats`, a call identical to an earlier one in this run (same tool, same arguments)
-    is not run again: the model gets `repeat_note(...)` instead, which points it at the earlier result.
+    With `refuse_repeats`, a call identical to an earlier one (same tool, same arguments, in this run or
+    in the history passed in) is not run again: the model gets `repeat_note(...)` instead, which points
+    it at the earlier result.
     """
     if model is None:
         from course_utils.client import GENERATION_MODEL as model  # noqa: N811 - the default model
@@ -167,7 +173,10 @@ def run_agent(
     )
     events: list[Event] = []
     prompt_tokens: list[int | None] = []
-    earlier: dict[str, int] = {}  # a call's canonical JSON -> the turn it first ran
+    earlier: dict[str, int] = {  # a call's canonical JSON -> the turn it first ran (0: before this run)
+        _call_key(part.function_call.name, part.function_call.args or {}): 0
+        for content in history if content.role == "model" for part in content.parts or [] if part.function_call
+    }
 
     def emit(event: Event) -> None:
         events.append(event)
@@ -193,7 +202,7 @@ def run_agent(
         for call in calls:
             arguments = dict(call.args or {})
             emit(Event("tool_start", turn, tool=call.name, arguments=arguments))
-            key = json.dumps([call.name, arguments], sort_keys=True, default=str)
+            key = _call_key(call.name, arguments)
             if refuse_repeats and key in earlier:
                 output = repeat_note(call.name, earlier[key])
             else:

@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from course_utils.paths import FIGURES_DIR
+from course_utils.thresholds import Counts, ScoredQuery, best_threshold, count_outcomes, sweep
 
 
 def save_figure(figure: Figure, name: str, folder: Path = FIGURES_DIR) -> Path:
@@ -36,3 +37,60 @@ def score_histogram(ax: Axes, positive: Sequence[float], none: Sequence[float], 
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend()
     return ax
+
+
+def _overlap(positive: Sequence[float], none: Sequence[float]) -> tuple[float, float] | None:
+    """The score range where the two groups overlap (lowest must-trigger ≤ highest none), if any."""
+    if positive and none and min(positive) <= max(none):
+        return min(positive), max(none)
+    return None
+
+
+def draw_threshold_histogram(ax: Axes, queries: Sequence[ScoredQuery], threshold: float) -> Counts:
+    """The histogram of top scores with the overlap shaded, the threshold line and the counts in the title."""
+    positive = [q.top_score for q in queries if q.expected is not None]
+    none = [q.top_score for q in queries if q.expected is None]
+    score_histogram(ax, positive, none, threshold)
+    overlap = _overlap(positive, none)
+    if overlap:
+        ax.axvspan(*overlap, color="red", alpha=0.12, label="overlap: no threshold separates these")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
+    counts = count_outcomes(queries, threshold)
+    ax.set_title(
+        f"threshold {threshold:.3f}: {counts.correct}/{counts.total} correct ({counts.accuracy:.0%}), "
+        f"{counts.false_triggers} false triggers, {counts.misses} misses, {counts.wrong_skill} wrong skill",
+        fontsize=9,
+    )
+    return counts
+
+
+def draw_rates(ax: Axes, queries: Sequence[ScoredQuery], threshold: float) -> tuple[float, float]:
+    """Accuracy and error rates against the threshold, the best threshold marked; returns (best, its accuracy)."""
+    scores = [q.top_score for q in queries]
+    grid = np.linspace(min(scores) - 0.05, max(scores) + 0.05, 200)
+    counts = sweep(queries, grid)
+    total = len(queries)
+    ax.plot(grid, [c.accuracy for c in counts], color="black", label="accuracy")
+    ax.plot(grid, [c.false_triggers / total for c in counts], color="tab:orange", label="false triggers")
+    ax.plot(grid, [c.misses / total for c in counts], color="tab:blue", label="misses")
+    ax.plot(grid, [c.wrong_skill / total for c in counts], color="tab:purple", label="wrong skill")
+    best, accuracy = best_threshold(queries)
+    ax.plot([best], [accuracy], "o", color="green", label=f"best {best:.3f}: {accuracy:.0%}")
+    ax.axvline(threshold, color="black", linestyle="--", linewidth=1)
+    ax.set_xlabel("threshold")
+    ax.set_ylabel("share of queries")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(fontsize=8)
+    return best, accuracy
+
+
+def threshold_figure(queries: Sequence[ScoredQuery], threshold: float, title: str = "") -> Figure:
+    """The threshold explorer as a static figure: histogram with counts, and rates against the threshold."""
+    figure = Figure(figsize=(11, 4))
+    left, right = figure.subplots(1, 2)
+    draw_threshold_histogram(left, queries, threshold)
+    draw_rates(right, queries, threshold)
+    if title:
+        figure.suptitle(title)
+    figure.tight_layout()
+    return figure

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from course_utils.queries import LabelledQuery
+
 
 @dataclass(frozen=True)
 class ScoredQuery:
@@ -52,6 +54,22 @@ class PerSkill:
 
 
 Thresholds = float | PerSkill
+
+
+def scored_queries(queries: Sequence[LabelledQuery], scores: np.ndarray, names: Sequence[str]) -> list[ScoredQuery]:
+    """Reduce a query × skill score matrix to each query's nearest skill and top score."""
+    best = scores.argmax(axis=1)
+    return [ScoredQuery(q.expected, names[i], float(scores[row, i])) for row, (q, i) in enumerate(zip(queries, best))]
+
+
+def separability(queries: Sequence[ScoredQuery]) -> tuple[float | None, float | None]:
+    """(lowest top score of a correctly ranked must-trigger query, highest top score of a none-query).
+
+    A threshold can separate the two groups only if the first is above the second.
+    """
+    positives = [q.top_score for q in queries if q.expected is not None and q.top_skill == q.expected]
+    nones = [q.top_score for q in queries if q.expected is None]
+    return (min(positives) if positives else None, max(nones) if nones else None)
 
 
 def decide(query: ScoredQuery, thresholds: Thresholds) -> str | None:

@@ -48,10 +48,10 @@ class ThresholdExplorer:
     def update(self) -> None:
         """Recompute the counts and redraw the figure for the slider's current threshold."""
         self.label.value = format_counts(self.counts)
-        figure = threshold_figure(self.queries, self.slider.value, self.title)
+        self.figure = threshold_figure(self.queries, self.slider.value, self.title)
         with self.output:
             self.output.clear_output(wait=True)
-            display(figure)
+            display(self.figure)
 
     def _ipython_display_(self) -> None:
         display(self.widget)

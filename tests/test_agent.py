@@ -176,6 +176,12 @@ def test_refuse_repeats_answers_a_repeated_call_with_a_note():
     assert ran == ["Friday", "Saturday"]
     assert outputs[1] == preview(repeat_note("tool", 1))
     assert "already called tool with these arguments at turn 1" in outputs[1]
+    # a call already in the history passed in counts as earlier too
+    history = result.history[:3]
+    again = run_agent(ScriptedClient(call("tool", 50, day="Friday"), text("fine")), history, model="m",
+                      functions={"tool": tool}, refuse_repeats=True)
+    assert again.events[2].output == preview(repeat_note("tool", 0))
+    assert "earlier in this conversation" in repeat_note("tool", 0)
     # without the option the plain loop runs every call
     ran.clear()
     run_agent(ScriptedClient(*script), "Go", model="m", functions={"tool": tool})

@@ -350,3 +350,13 @@ def test_gemini_without_a_key_explains_the_local_default(monkeypatch: pytest.Mon
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
     with pytest.raises(ValueError, match="uses the local backend"):
         make_client("gemini")
+
+
+def test_second_encoder_gives_unit_vectors_of_its_own_size(local_client) -> None:
+    texts = ["task: search result | query: How many vacation days are left?",
+             "title: leave-balance-calculator | text: Computes paid leave left.", "Will it rain?"]
+    response = local_client.models.embed_content(
+        model="multilingual-e5-small", contents=[types.Content(parts=[types.Part(text=t)]) for t in texts])
+    vectors = np.array([e.values for e in response.embeddings])
+    assert vectors.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)

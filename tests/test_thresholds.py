@@ -3,7 +3,7 @@ import pytest
 
 from course_utils.thresholds import (
     PerSkill, ScoredQuery, best_threshold, candidate_thresholds, count_outcomes, cross_validate, fit_global,
-    fit_per_skill, split,
+    fit_per_skill, scored_queries, separability, split,
 )
 
 # Four must-trigger queries and two none-queries; the top skill of the third positive is wrong.
@@ -80,3 +80,18 @@ def test_cross_validation_is_perfect_only_when_separable():
     overlapping = [ScoredQuery("a", "a", 0.5 + i / 20) for i in range(10)] + [ScoredQuery(None, "a", 0.55 + i / 10) for i in range(5)]
     assert cross_validate(overlapping, fit_global) < 1.0
     assert isinstance(fit_per_skill(overlapping), PerSkill)
+
+
+def test_scored_queries_and_separability():
+    import numpy as np
+
+    from course_utils.queries import LabelledQuery
+
+    queries = [LabelledQuery("q1", "a", "positive", "en"), LabelledQuery("q2", "b", "positive", "en"),
+               LabelledQuery("q3", None, "near-miss", "en")]
+    scores = np.array([[0.9, 0.1], [0.7, 0.6], [0.2, 0.65]])
+    scored = scored_queries(queries, scores, ["a", "b"])
+    assert scored == [ScoredQuery("a", "a", 0.9), ScoredQuery("b", "a", 0.7), ScoredQuery(None, "b", 0.65)]
+    # q2 is ranked wrong, so the lowest *correct* positive is q1's 0.9; the none-query's top is 0.65.
+    assert separability(scored) == (0.9, 0.65)
+    assert separability([]) == (None, None)

@@ -33,8 +33,8 @@ from course_utils.local.llm import (
 )
 from course_utils.local.models import MODELS, ModelFileMissing
 
-EMBEDDING_MODEL_NAME = "use-multilingual-v3"
-LOCAL_MODEL_NAMES = (*MODELS, EMBEDDING_MODEL_NAME)
+EMBEDDING_MODEL_NAME = embedding.USE_NAME
+LOCAL_MODEL_NAMES = (*MODELS, *embedding.DIMENSIONS)
 _ROUTE = re.compile(r"^/(?P<version>[^/]+)/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
 _STATUS_NAMES = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 405: "INVALID_ARGUMENT",
                  500: "INTERNAL", 503: "FAILED_PRECONDITION"}
@@ -77,7 +77,9 @@ def resolve_model(model: str, default_llm: str) -> Target:
     ``gemini-*`` names containing "embedding" go to USE, other ``gemini-*`` names to the
     default local LLM; the local names pick a model explicitly.
     """
-    if model == EMBEDDING_MODEL_NAME or (model.startswith("gemini-") and "embedding" in model):
+    if model in embedding.DIMENSIONS:
+        return Target("embed", model)
+    if model.startswith("gemini-") and "embedding" in model:
         return Target("embed", EMBEDDING_MODEL_NAME)
     if model in MODELS:
         return Target("generate", model)
@@ -387,27 +389,27 @@ def count_tokens(request: Json, target: Target) -> Json:
     return {"totalTokens": get_llm(target.name).count_tokens(prompt.messages)}
 
 
-def _embedding_request(item: Any) -> tuple[str, int | None]:
+def _embedding_request(item: Any, model: str) -> tuple[str, int | None]:
     """The text and requested dimensionality of one embedding request."""
     if not isinstance(item, dict) or "content" not in item:
         raise _invalid("Each embedding request needs a content.")
     dimensions = item.get("outputDimensionality")
-    if dimensions is not None and not (isinstance(dimensions, int) and
-                                       0 < dimensions <= embedding.DIMENSIONS):
-        raise _invalid(f"outputDimensionality must be between 1 and {embedding.DIMENSIONS} "
-                       f"for the local encoder ({EMBEDDING_MODEL_NAME}), got {dimensions}.")
+    most = embedding.DIMENSIONS[model]
+    if dimensions is not None and not (isinstance(dimensions, int) and 0 < dimensions <= most):
+        raise _invalid(f"outputDimensionality must be between 1 and {most} "
+                       f"for the local encoder ({model}), got {dimensions}.")
     return _text_of(item["content"], "content"), dimensions
 
 
-def embed_requests(items: list[Any]) -> list[list[float]]:
+def embed_requests(items: list[Any], model: str = EMBEDDING_MODEL_NAME) -> list[list[float]]:
     """Embed several requests in one batch.
 
     A Content with N parts gives ONE vector, of its parts joined with a newline, as
     gemini-embedding-2 aggregates the parts of a Content. ``taskType`` is accepted and
     ignored: USE has no task types (see ``embed.strip_task_prefix`` for the text prefixes).
     """
-    parsed = [_embedding_request(item) for item in items]
-    vectors = embedding.embed([text for text, _ in parsed])
+    parsed = [_embedding_request(item, model) for item in items]
+    vectors = embedding.embed([text for text, _ in parsed], model)
     return [embedding.truncate(vectors[i:i + 1], dims)[0].tolist()
             for i, (_, dims) in enumerate(parsed)]
 
@@ -417,12 +419,12 @@ def batch_embed_contents(request: Json, target: Target) -> Json:
     items = request.get("requests")
     if not isinstance(items, list) or not items:
         raise _invalid("requests must be a non-empty list.")
-    return {"embeddings": [{"values": values} for values in embed_requests(items)]}
+    return {"embeddings": [{"values": values} for values in embed_requests(items, target.name)]}
 
 
 def embed_content(request: Json, target: Target) -> Json:
     """Serve ``embedContent``."""
-    return {"embedding": {"values": embed_requests([request])[0]}}
+    return {"embedding": {"values": embed_requests([request], target.name)[0]}}
 
 
 Handler = Callable[[Json, Target], Json]

