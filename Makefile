@@ -6,9 +6,11 @@ INSTALLED := $(VENV)/.installed
 
 .PHONY: setup course test lab bench clean
 
-# Create .venv, install the package with everything the course needs, fetch the local model once.
+# Create .venv, install the package with everything the course needs, fetch the local model once,
+# and install Debian's chromium for the browser tests where it is missing (never fails without root).
 setup: $(INSTALLED)
 	$(PY) -m course_utils models fetch
+	bash scripts/ensure_chromium.sh
 
 $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed, found " + sys.version.split()[0]'
