@@ -1,11 +1,13 @@
 """Who picks the skill: the model (catalog + activate tool), similarity (cosine + threshold), or the user.
 
 Built in `notebooks/04_selection_by_model.ipynb` (`pick_by_model`, explicit `/name` activation) and
-`notebooks/05_embeddings.ipynb` (`SimilaritySelector`). A *selector* is any callable
+`notebooks/05_embeddings.ipynb` (`SimilaritySelector`); `pick_hybrid`, the reference solution of
+`notebooks/07_hybrid_exercise.ipynb`, chains the two. A *selector* is any callable
 `(query: str) -> Decision`; `course_utils.evaluation` runs selectors without knowing what is inside.
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 import time
@@ -186,3 +188,46 @@ class SimilaritySelector:
         top = self.top(row)
         return Decision(self.pick(row), estimate_tokens(query_text(query)), time.perf_counter() - start,
                         score=top[0][1], top_k=tuple(top))
+
+
+# ----------------------------------------------------------------- similarity shortlists, the model decides (lesson 07)
+
+
+def pick_hybrid(client: genai.Client, loader: SkillLoader, selector: SimilaritySelector, query: str, k: int = 3,
+                model: str = GENERATION_MODEL) -> Decision:
+    """Shortlist the `k` skills nearest the query by similarity, then let the model decide among them.
+
+    The reference solution of the exercise in `notebooks/07_hybrid_exercise.ipynb`. Similarity
+    ranks well but cannot say "none"; the model can, but reading the whole catalog costs it on every
+    decision. Here the model reads a catalog of `k` lines, and may still call nothing.
+
+    The Decision carries:
+    - `prompt_tokens`: the generation model's prompt tokens only, as the backend counted them. The
+      query's embedding is *not* added: it is another model's tokens (billed at another rate on
+      Gemini, and only estimated at 4 characters a token here), so a sum would measure neither.
+      The similarity selector's own report shows that estimate;
+    - `seconds`: both steps, embedding the query (or reading it from the cache) and the generation;
+    - `top_k`: the shortlist with its cosine scores, nearest first, and `score`: the nearest one's.
+    """
+    start = time.perf_counter()
+    row = selector.scores([query])[0]
+    top = selector.top(row, k)
+    decision = pick_by_model(client, loader.subset(name for name, _ in top), query, model=model)
+    return dataclasses.replace(decision, seconds=time.perf_counter() - start, score=top[0][1], top_k=tuple(top))
+
+
+def hybrid_selector(client: genai.Client, loader: SkillLoader, selector: SimilaritySelector | None = None,
+                    k: int = 3, model: str = GENERATION_MODEL) -> Selector:
+    """`pick_hybrid` as a selector `(query) -> Decision`, for `run_selector` and `eval-trigger`.
+
+    Without `selector`, a `SimilaritySelector` with the backend's defaults is built (the
+    descriptions are embedded once, here). Its threshold plays no part: the model decides.
+    """
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    selector = SimilaritySelector(client, loader) if selector is None else selector
+
+    def select(query: str) -> Decision:
+        return pick_hybrid(client, loader, selector, query, k=k, model=model)
+
+    return select

@@ -6,7 +6,6 @@ Mechanics run on a scripted client (prepared `GenerateContentResponse`s, no mode
 from __future__ import annotations
 
 import copy
-import os
 
 import pytest
 from google.genai import types
@@ -334,17 +333,7 @@ def test_read_file_with_a_base_shows_repository_paths():
 # --------------------------------------------------------------------------- with the local model
 
 
-@pytest.fixture(scope="module")
-def local_client():
-    if os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY"):
-        pass  # backend="local" below ignores the key
-    from course_utils.client import make_client
-    from course_utils.local.models import ModelFileMissing
-
-    try:
-        return make_client(backend="local", verbose=False)
-    except ModelFileMissing as err:  # pragma: no cover - depends on the machine
-        pytest.skip(str(err))
+# `local_client` comes from tests/conftest.py (one local genai.Client per session).
 
 
 @pytest.mark.model
