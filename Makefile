@@ -22,6 +22,8 @@ $(INSTALLED): pyproject.toml
 # Execute every lesson headless into build/notebooks/, save the figures, print the evaluation.
 course: setup
 	$(PY) -m course_utils run-notebooks notebooks --out build/notebooks
+	$(PY) -m course_utils eval-trigger --queries data/trigger_eval.yaml --json build/eval_en.json --plot build/figures/eval_en.png
+	$(PY) -m course_utils eval-trigger --queries data/trigger_eval_fr.yaml --json build/eval_fr.json --plot build/figures/eval_fr.png
 
 test: setup
 	$(PY) -m pytest

@@ -1,6 +1,7 @@
 """Static figures for the lessons and the command line, saved under build/figures/."""
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -11,6 +12,17 @@ from matplotlib.ticker import MaxNLocator
 
 from course_utils.paths import FIGURES_DIR
 from course_utils.thresholds import Counts, ScoredQuery, best_threshold, count_outcomes, sweep
+
+
+class NotebookFigure(Figure):
+    """A Figure that Jupyter shows as a PNG whatever the backend: a plain `Figure` made without pyplot
+    shows only as "<Figure size … with 2 Axes>" until pyplot has set up the inline backend, and the
+    threshold explorer's Output widget and lesson 06's histograms display theirs before that."""
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png", bbox_inches="tight")
+        return buffer.getvalue()
 
 
 def save_figure(figure: Figure, name: str, folder: Path = FIGURES_DIR) -> Path:
@@ -86,7 +98,7 @@ def draw_rates(ax: Axes, queries: Sequence[ScoredQuery], threshold: float) -> tu
 
 def threshold_figure(queries: Sequence[ScoredQuery], threshold: float, title: str = "") -> Figure:
     """The threshold explorer as a static figure: histogram with counts, and rates against the threshold."""
-    figure = Figure(figsize=(11, 4))
+    figure = NotebookFigure(figsize=(11, 4))
     left, right = figure.subplots(1, 2)
     draw_threshold_histogram(left, queries, threshold)
     draw_rates(right, queries, threshold)

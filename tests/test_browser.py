@@ -62,8 +62,8 @@ def _require(condition: bool, reason: str) -> None:
     if condition:
         return
     if os.environ.get("CI"):
-        pytest.fail(f"{reason} — CI must run the browser tests", pytrace=False)
-    pytest.skip(reason)
+        pytest.fail(f"{reason} (in CI the browser tests must run, not skip)", pytrace=False)
+    pytest.skip(f"{reason}; the browser tests are skipped without it")
 
 
 # --- JupyterLab -------------------------------------------------------------------------------------
@@ -126,8 +126,20 @@ def _stop(process: subprocess.Popen, kernels: list[int]) -> None:
             pass
 
 
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """Debian's Chromium and the playwright package, checked before any server starts."""
+    _require(CHROMIUM.exists(), f"needs Chromium at {CHROMIUM}: run `make setup` (or `sudo apt-get install "
+             "chromium`)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        _require(False, "needs the playwright package: pip install -e '.[dev]' (make setup does)")
+    return CHROMIUM
+
+
 @pytest.fixture
-def lab(tmp_path: Path) -> Iterator[Lab]:
+def lab(chromium: Path, tmp_path: Path) -> Iterator[Lab]:
     """A JupyterLab server over a copy of notebooks/, always stopped at the end, pass or fail."""
     root = tmp_path / "notebooks"
     shutil.copytree(NOTEBOOKS_DIR, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
@@ -192,20 +204,16 @@ class Console:
 
 
 @pytest.fixture
-def browser_page(request: pytest.FixtureRequest, tmp_path: Path):
+def browser_page(chromium: Path, request: pytest.FixtureRequest, tmp_path: Path):
     """A Playwright page in a fresh headless Chromium profile, and the console it records."""
-    _require(CHROMIUM.exists(), f"needs Chromium at {CHROMIUM}: run `make setup` (or `sudo apt-get install "
-             "chromium`); browser tests are skipped without it")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _require(False, "needs the playwright package: pip install -e '.[dev]' (make setup does)")
+    from playwright.sync_api import sync_playwright
+
     console = Console()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     failed_before = request.session.testsfailed
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM), headless=True,
+            str(tmp_path / "chromium-profile"), executable_path=str(chromium), headless=True,
             args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
         try:
             page = context.pages[0] if context.pages else context.new_page()
@@ -221,24 +229,26 @@ def browser_page(request: pytest.FixtureRequest, tmp_path: Path):
 
 # --- Driving a notebook -----------------------------------------------------------------------------
 
-# 'done' when every code cell has an execution count and the kernel is idle; 'error' on a traceback.
+# The status bar's kernel item reads "Python 3 (ipykernel) | Idle" only once the notebook's kernel is
+# connected and idle (the toolbar's execution indicator says "idle" before any kernel exists).
+KERNEL_IDLE = """() => {
+  const item = document.querySelector('.jp-StatusBar-Widget [title^="Change kernel for"]');
+  return item !== null && /[|] Idle$/.test(item.textContent.trim());
+}"""
+# 'done' when every code cell has an execution count and the kernel is idle; 'error' on a traceback;
+# 'dialog' when JupyterLab asks something (a kernel choice, a dead kernel): nobody would answer it.
 RUN_STATE = """() => {
   const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
   if (!panel) return false;
+  if (document.querySelector('.jp-Dialog')) return 'dialog';
   const outputs = [...panel.querySelectorAll('.jp-OutputArea-output')];
   if (outputs.some(o => o.textContent.includes('Traceback (most recent call last)'))) return 'error';
   const prompts = [...panel.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')].map(p => p.textContent);
-  const indicator = panel.querySelector('.jp-Notebook-ExecutionIndicator');
-  const idle = indicator !== null && indicator.getAttribute('data-status') === 'idle';
-  return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p)) && idle ? 'done' : false;
-}"""
-KERNEL_IDLE = """() => {
-  const i = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator');
-  return i !== null && i.getAttribute('data-status') === 'idle';
-}"""
+  return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p)) && (%s)() ? 'done' : false;
+}""" % KERNEL_IDLE
 
 
-def open_and_run_all(page, lab: Lab, notebook: str, timeout_s: float = 600) -> float:
+def open_and_run_all(page, lab: Lab, notebook: str, timeout_s: float = 780) -> float:
     """Open `notebook` in its own workspace, wait for its kernel, Run → Run All Cells, wait until done."""
     page.goto(f"{lab.url}/lab/workspaces/{Path(notebook).stem}/tree/{notebook}?reset&token={lab.token}")
     page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=120_000)
@@ -247,6 +257,9 @@ def open_and_run_all(page, lab: Lab, notebook: str, timeout_s: float = 600) -> f
     page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
     page.locator(".lm-Menu-item", has=page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$"))).click()
     state = page.wait_for_function(RUN_STATE, timeout=timeout_s * 1000, polling=500).json_value()
+    if state == "dialog":
+        pytest.fail(f"JupyterLab opened a dialog while running {notebook}: "
+                    f"{page.locator('.jp-Dialog').first.inner_text()!r}\n{lab.log_tail()}")
     if state == "error":
         tracebacks = page.locator(".jp-OutputArea-output", has_text="Traceback (most recent call last)")
         pytest.fail(f"{notebook} raised in JupyterLab:\n{tracebacks.first.inner_text()[:3000]}")
@@ -270,7 +283,7 @@ def _counts(text: str) -> tuple[int, ...]:
     assert match, f"no counts line in {text!r}"
     correct, total, percent, false_triggers, misses, wrong = map(int, match.groups())
     assert correct + false_triggers + misses + wrong == total, f"the four boxes do not add up: {text!r}"
-    assert percent == round(100 * correct / total), text
+    assert f"{percent}%" == f"{correct / total:.0%}", text  # the widget's own rounding
     return correct, total, false_triggers, misses, wrong
 
 
@@ -324,6 +337,7 @@ def test_threshold_explorer_follows_its_slider(lab: Lab, browser_page):
     assert float(dragged[0]) < float(after[0]), (after[0], dragged[0])
     assert dragged[2] != after[2], "the figure was not redrawn after the drag"
     _counts(dragged[1])
+    shoot(page, "06_threshold_dragged")
 
     assert page.locator("text=Error displaying widget").count() == 0
     assert_clean_console(console)
@@ -350,9 +364,13 @@ def test_load_skill_loop_shows_its_trace_and_token_chart(lab: Lab, browser_page)
     seconds = open_and_run_all(page, lab, "03_load_skill_loop.ipynb")
     print(f"03 ran all cells in JupyterLab in {seconds:.0f} s")
 
-    trace = page.locator(".jp-OutputArea-output", has_text=re.compile(r"→ load_skill\(")).first
+    # The trace printed by print_event ("turn 1    → load_skill(name='custom-cake-order')"), as the
+    # learner sees it: the model's load_skill call is the point of the lesson.
+    trace = page.locator(".jp-OutputArea-output", has_text=re.compile(r"turn \d+ +→ load_skill\(")).first
     trace.scroll_into_view_if_needed()
     assert trace.is_visible(), "no visible trace output with a load_skill call"
+    assert "model call:" in trace.inner_text()
+    shoot(page, "03_trace")
 
     chart_cell = page.locator(".jp-CodeCell", has=page.locator(".jp-OutputArea-output",
                                                                  has_text="03_tokens_per_turn")).first
@@ -362,5 +380,5 @@ def test_load_skill_loop_shows_its_trace_and_token_chart(lab: Lab, browser_page)
     assert (chart.get_attribute("src") or "").startswith("data:image/png;base64,")
     assert chart.evaluate("img => img.complete && img.naturalWidth > 300"), "the token chart did not render"
     assert chart_cell.locator(".jp-OutputArea-output", has_text="prompt tokens per call").count() == 1
-    shoot(page, "03_load_skill_loop")
+    shoot(page, "03_token_chart")
     assert_clean_console(console)

@@ -33,3 +33,12 @@ def test_static_figure_saves_a_non_empty_png(tmp_path: Path):
     path = save_figure(threshold_figure(HAND, 0.6, "hand-checked"), "explorer", folder=tmp_path)
     data = path.read_bytes()
     assert data.startswith(b"\x89PNG") and len(data) > 10_000
+
+
+def test_figure_displays_as_png_before_pyplot_is_imported():
+    """Lesson 06 displays these figures (and the explorer's Output widget holds one) before any cell
+    imports pyplot; without a PNG of their own they would show as '<Figure size … with 2 Axes>'."""
+    from IPython.core.formatters import DisplayFormatter
+
+    data, _ = DisplayFormatter().format(threshold_figure(HAND, 0.6, "hand-checked"))
+    assert "image/png" in data
