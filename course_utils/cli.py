@@ -61,14 +61,12 @@ def eval_trigger(args: argparse.Namespace) -> int:
     from course_utils.client import backend_name, make_client
     from course_utils.evaluation import comparison_table, evaluate, run_selector
     from course_utils.queries import QuerySetError, load_queries
-    from course_utils.selection import SimilaritySelector, pick_by_model
+    from course_utils.selection import SimilaritySelector, hybrid_selector, pick_by_model
 
     names = list(dict.fromkeys(n.strip() for n in args.selectors.split(",") if n.strip()))
     unknown = [n for n in names if n not in SELECTORS]
     if unknown or not names:
-        return _refuse(f"unknown selector {', '.join(unknown) or '(none given)'}: choose among model, similarity")
-    if "hybrid" in names:
-        return _refuse("the hybrid selector is lesson 07's exercise and is not available yet")
+        return _refuse(f"unknown selector {', '.join(unknown) or '(none given)'}: choose among {', '.join(SELECTORS)}")
     if args.plot and "similarity" not in names:
         return _refuse("--plot draws the similarity scores: add similarity to --selectors")
     if (args.runs is not None and args.runs < 1) or args.k < 1:
@@ -85,12 +83,15 @@ def eval_trigger(args: argparse.Namespace) -> int:
         client = make_client(args.backend)
         backend = backend_name(client)
         selectors = {}  # name -> (selector, runs per query)
+        model_runs = args.runs or (1 if backend == "local" else 3)  # Gemini samples; local decodes greedily
         if "model" in names:
-            model_runs = args.runs or (1 if backend == "local" else 3)
             selectors["model"] = (lambda q: pick_by_model(client, loader, q), model_runs)
-        if "similarity" in names:
+        if "similarity" in names or "hybrid" in names:
             similarity = SimilaritySelector(client, loader, threshold=args.threshold, k=args.k)
+        if "similarity" in names:
             selectors["similarity"] = (similarity, 1)  # embeddings are deterministic
+        if "hybrid" in names:  # the top k by similarity, then the model decides among them
+            selectors["hybrid"] = (hybrid_selector(client, loader, similarity, k=args.k), model_runs)
     except Exception as err:  # no key, no model files, backend down: say so in one line
         print(f"eval-trigger: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
         return 1
@@ -105,6 +106,8 @@ def eval_trigger(args: argparse.Namespace) -> int:
         print(comparison_table(reports))
     if args.json:
         extra = {"threshold": similarity.threshold} if "similarity" in selectors else {}
+        if "hybrid" in selectors:
+            extra["k"] = args.k
         payload = {"backend": backend, "skills": str(args.skills), "queries": str(args.queries), **extra,
                    "selectors": {r.selector: r.to_dict() for r in reports}}
         args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -151,10 +154,13 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--queries", type=Path, default=DATA_DIR / "trigger_eval.yaml", metavar="FILE",
                          help="the labelled query set (default: data/trigger_eval.yaml)")
     command.add_argument("--selectors", default="model,similarity",
-                         help="comma-separated: model, similarity (hybrid: lesson 07); default model,similarity")
+                         help="comma-separated: model, similarity, hybrid (the top k by similarity, then the "
+                              "model; lesson 07); default model,similarity")
     command.add_argument("--threshold", type=float, help="similarity's cosine threshold (default: the backend's placeholder)")
-    command.add_argument("--k", type=int, default=3, help="how many nearest skills similarity reports")
-    command.add_argument("--runs", type=int, help="runs per query for the model (default: 1 local, 3 Gemini)")
+    command.add_argument("--k", type=int, default=3,
+                         help="how many nearest skills similarity reports and hybrid shows the model (default 3)")
+    command.add_argument("--runs", type=int,
+                         help="runs per query for model and hybrid (default: 1 local, 3 Gemini)")
     command.add_argument("--backend", choices=("auto", "local", "gemini"), default="auto")
     command.add_argument("--json", type=Path, metavar="PATH", help="write the reports as JSON")
     command.add_argument("--plot", type=Path, metavar="PATH", help="save the histogram of similarity's top-1 scores (PNG)")

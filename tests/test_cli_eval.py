@@ -38,11 +38,17 @@ def test_similarity_offline_writes_json_and_histogram(tmp_path):
     assert png.startswith(b"\x89PNG") and len(png) > 1000
 
 
-def test_hybrid_is_refused(tmp_path):
-    result = eval_trigger(tmp_path, "--skills", str(CATALOG), "--queries", str(QUERIES), "--selectors", "model,hybrid")
-    assert result.returncode == 2
-    assert result.stderr.strip() == (
-        "eval-trigger: error: the hybrid selector is lesson 07's exercise and is not available yet")
+@pytest.mark.model
+def test_hybrid_offline_writes_its_report(tmp_path):
+    result = eval_trigger(tmp_path, "--skills", str(CATALOG), "--queries", str(QUERIES), "--selectors", "hybrid",
+                          "--backend", "local", "--k", "3", "--json", str(tmp_path / "report.json"))
+    assert result.returncode == 0, result.stderr
+    assert "hybrid: accuracy" in result.stdout
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["k"] == 3 and "threshold" not in data  # similarity only shortlists: no threshold is used
+    report = data["selectors"]["hybrid"]
+    assert report["queries"] == 5 and report["errors"] == 0
+    assert report["mean_prompt_tokens"] > 100 and report["seconds_per_decision"] > 0
 
 
 @pytest.mark.parametrize(

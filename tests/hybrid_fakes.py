@@ -1,0 +1,48 @@
+"""Fakes for the hybrid tests: a client whose model always picks the first skill it is offered, and a
+selector that ranks a catalog in a fixed order. No model, no embeddings."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from google.genai import types
+
+from course_utils.selection import ACTIVATE
+from course_utils.skills import SkillLoader
+
+
+class FakeModels:
+    """Answers every request with a call to activate_skill naming the first skill it was offered."""
+
+    def __init__(self):
+        self.requests = []
+
+    def generate_content(self, *, model, contents, config):
+        self.requests.append(config)
+        offered = config.tools[0].function_declarations[0].parameters.properties["name"].enum
+        return types.GenerateContentResponse.model_validate({
+            "candidates": [{"content": {"role": "model", "parts": [
+                {"function_call": {"name": ACTIVATE, "args": {"name": offered[0]}}}]}}],
+            "usage_metadata": {"prompt_token_count": 100 + 50 * len(offered)},
+        })
+
+
+def fake_client():
+    """Enough of a genai.Client for pick_by_model: `.models`, and a base URL for backend_name."""
+    api = SimpleNamespace(_http_options=SimpleNamespace(base_url="http://local-gemini"))
+    return SimpleNamespace(models=FakeModels(), _api_client=api)
+
+
+class FakeSelector:
+    """Ranks the catalog in a fixed order, whatever the query (the reverse of the loader's order)."""
+
+    def __init__(self, loader: SkillLoader):
+        self.names = loader.names
+        self.order = list(reversed(loader.names))
+
+    def scores(self, queries):
+        return np.array([[1.0 - self.order.index(n) / 10 for n in self.names] for _ in queries])
+
+    def top(self, row, k=None):
+        ranked = sorted(zip(self.names, row), key=lambda pair: -pair[1])
+        return [(n, float(s)) for n, s in ranked[: k or 3]]

@@ -1,0 +1,59 @@
+"""`pick_hybrid` (the reference solution of lesson 07) and `hybrid_selector`: similarity shortlists, the model decides."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hybrid_fakes import FakeSelector, fake_client
+
+from course_utils.evaluation import evaluate, run_selector
+from course_utils.exercises import RecordingClient
+from course_utils.queries import load_queries
+from course_utils.selection import Decision, SimilaritySelector, hybrid_selector, pick_hybrid
+from course_utils.skills import SkillLoader
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TINY = SkillLoader.from_root(FIXTURES / "tiny_catalog")
+WORKPLACE = SkillLoader.from_root(Path(__file__).parents[1] / "skills" / "workplace")
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+def test_the_model_sees_only_the_top_k(k):
+    client, selector = RecordingClient(fake_client()), FakeSelector(WORKPLACE)
+    decision = pick_hybrid(client, WORKPLACE, selector, "any query", k=k)
+    expected = list(reversed(WORKPLACE.names))[:k]
+    (call,) = client.models.calls
+    assert call.declared == expected and call.catalog == expected  # in the shortlist's order, nearest first
+    assert isinstance(decision, Decision) and decision.skill == expected[0]  # the fake model picks the first
+    assert [name for name, _ in decision.top_k] == expected and decision.score == decision.top_k[0][1]
+    assert decision.prompt_tokens == 100 + 50 * k  # the generation model's count, nothing added
+    assert decision.seconds > 0 and decision.raw is not None
+
+
+def test_k_larger_than_the_catalog_offers_the_whole_catalog():
+    client = RecordingClient(fake_client())
+    pick_hybrid(client, TINY, FakeSelector(TINY), "any query", k=10)
+    assert sorted(client.models.calls[0].declared) == TINY.names
+
+
+def test_hybrid_selector_is_a_selector():
+    select = hybrid_selector(fake_client(), WORKPLACE, FakeSelector(WORKPLACE), k=2)
+    queries = load_queries(FIXTURES / "tiny_queries.yaml")
+    report = evaluate("hybrid", run_selector(select, queries, progress=False))
+    assert report.queries == 5 and report.errors == 0 and report.mean_prompt_tokens == 200
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        hybrid_selector(fake_client(), WORKPLACE, FakeSelector(WORKPLACE), k=0)
+
+
+@pytest.mark.model
+def test_pick_hybrid_on_the_local_backend(local_client):
+    selector = SimilaritySelector(local_client, WORKPLACE)
+    query = "How many vacation days do I have left this year?"
+    top = [name for name, _ in selector.top(selector.scores([query])[0], 3)]
+    client = RecordingClient(local_client)
+    decision = pick_hybrid(client, WORKPLACE, selector, query, k=3)
+    (call,) = client.models.calls
+    assert call.declared == top and call.catalog == top  # the model saw only the k skills
+    assert decision.skill in top and decision.skill == "leave-balance-calculator"
+    assert 100 < decision.prompt_tokens < 1000 and decision.seconds > 0
