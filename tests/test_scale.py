@@ -1,0 +1,81 @@
+"""Synthetic catalogs and the decision rule (lesson 08)."""
+from __future__ import annotations
+
+import pytest
+
+from course_utils.paths import SKILLS_DIR
+from course_utils.scale import (
+    CATALOG_TOKEN_BUDGET,
+    COMBINATIONS,
+    decision_rule,
+    render_skill_md,
+    rule_selector,
+    synthetic_skills,
+    with_distractors,
+)
+from course_utils.selection import Decision
+from course_utils.skills import MAX_DESCRIPTION, SkillLoader, parse_skill
+from course_utils.tokens import estimate_tokens
+
+
+def test_the_templates_make_ten_thousand_distinct_valid_skills():
+    skills = synthetic_skills(COMBINATIONS)
+    assert COMBINATIONS == 10_000
+    assert len({s.name for s in skills}) == COMBINATIONS
+    assert max(len(s.description) for s in skills) <= MAX_DESCRIPTION
+
+
+@pytest.mark.parametrize("index", [0, 1, 4_999, 9_999])
+def test_a_synthetic_skill_survives_the_real_parser_and_says_it_is_synthetic(index):
+    skill = synthetic_skills(COMBINATIONS)[index]
+    parsed, diagnostics = parse_skill(render_skill_md(skill), skill.path, skill.name)
+    assert diagnostics == []
+    assert (parsed.name, parsed.description) == (skill.name, skill.description)
+    assert parsed.extra["metadata"] == {"synthetic": "true"}
+    assert skill.path.parts[0] == "synthetic"
+    assert "Use when" in skill.description and "Not for" in skill.description
+
+
+def test_smaller_catalogs_are_prefixes_of_larger_ones_and_the_seed_changes_them():
+    assert synthetic_skills(100) == synthetic_skills(1_000)[:100]
+    assert [s.name for s in synthetic_skills(50, seed=1)] != [s.name for s in synthetic_skills(50, seed=0)]
+
+
+def test_a_count_beyond_the_templates_is_refused_with_the_limit():
+    with pytest.raises(ValueError, match="10,000"):
+        synthetic_skills(COMBINATIONS + 1)
+
+
+def test_distractors_keep_the_real_skills_first_and_whole():
+    real = SkillLoader.from_root(SKILLS_DIR / "workplace")
+    mixed = with_distractors(real, 100)
+    assert mixed.names[: len(real.names)] == real.names
+    assert len(mixed.names) == len(real.names) + 100
+
+
+def test_synthetic_catalog_tokens_grow_linearly_like_real_ones():
+    per_skill = [estimate_tokens(SkillLoader(synthetic_skills(n)).catalog()) / n for n in (100, 1_000)]
+    real = SkillLoader.from_root(SKILLS_DIR / "workplace")
+    real_per_skill = estimate_tokens(real.catalog()) / len(real.names)
+    assert per_skill[1] == pytest.approx(per_skill[0], rel=0.05)
+    assert 0.5 * real_per_skill < per_skill[0] < 1.5 * real_per_skill
+
+
+def test_the_rule_lets_the_model_read_a_small_catalog_and_shortlists_a_large_one():
+    assert decision_rule(CATALOG_TOKEN_BUDGET).name == "model"
+    large = decision_rule(CATALOG_TOKEN_BUDGET + 1, k=10)
+    assert large.name == "hybrid top 10"
+    assert "10,001" in large.reason
+
+
+class _NoModel:
+    """Fails the test if anything reaches a model: explicit activation must not ask one."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"the client was used ({name}) for an explicit /name")
+
+
+def test_the_rule_selector_honours_an_explicit_name_without_asking_any_model():
+    loader = SkillLoader.from_root(SKILLS_DIR / "workplace")
+    select = rule_selector(_NoModel(), loader)
+    assert select("/csv-data-profiler please look at this file") == Decision("csv-data-profiler")
