@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup course test lab bench clean
+.PHONY: setup course eval test lab bench clean
 
 # Create .venv, install the package with everything the course needs, fetch the local model once,
 # and install Debian's chromium for the browser tests where it is missing (never fails without root).
@@ -19,11 +19,14 @@ $(INSTALLED): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[local,course,dev]"
 	touch $@
 
-# Execute every lesson headless into build/notebooks/, save the figures, print the evaluation.
+# Execute every lesson headless into build/notebooks/ (figures in build/figures/), timing each one.
 course: setup
 	$(PY) -m course_utils run-notebooks notebooks --out build/notebooks
-	$(PY) -m course_utils eval-trigger --queries data/trigger_eval.yaml --json build/eval_en.json --plot build/figures/eval_en.png
-	$(PY) -m course_utils eval-trigger --queries data/trigger_eval_fr.yaml --json build/eval_fr.json --plot build/figures/eval_fr.png
+
+# The three selectors on both query sets, headless: reports, JSON and histograms in build/.
+eval: setup
+	$(PY) -m course_utils eval-trigger --selectors model,similarity,hybrid --queries data/trigger_eval.yaml --json build/eval_en.json --plot build/figures/eval_en.png
+	$(PY) -m course_utils eval-trigger --selectors model,similarity,hybrid --queries data/trigger_eval_fr.yaml --json build/eval_fr.json --plot build/figures/eval_fr.png
 
 test: setup
 	$(PY) -m pytest

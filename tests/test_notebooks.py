@@ -8,8 +8,12 @@ from course_utils.paths import BUILD_DIR, NOTEBOOKS_DIR
 LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 
 
-def test_the_course_has_lessons():
-    assert [p.name[:2] for p in LESSONS][:3] == ["00", "01", "02"]
+def test_the_course_has_its_nine_lessons_each_ending_with_a_checklist():
+    assert [p.name[:2] for p in LESSONS] == [f"{n:02d}" for n in range(9)]
+    for path in LESSONS:
+        last = nbformat.read(path, as_version=4).cells[-1]
+        assert last.cell_type == "markdown" and "## I can now" in last.source, f"{path.name}: end with an 'I can now' list"
+        assert last.source.count("- [ ]") >= 3, f"{path.name}: the checklist needs at least three items"
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
