@@ -83,17 +83,19 @@ class FakeModels:
 
 
 @pytest.mark.parametrize(
-    "parts, skill",
+    "parts, skill, error",
     [
-        ([{"function_call": {"name": ACTIVATE, "args": {"name": "csv-data-profiler"}}}], "csv-data-profiler"),
-        ([{"text": "I cannot book leave."}], None),
-        ([{"function_call": {"name": "book_leave", "args": {}}}], None),  # not the activate tool
+        ([{"function_call": {"name": ACTIVATE, "args": {"name": "csv-data-profiler"}}}], "csv-data-profiler", None),
+        ([{"text": "I cannot book leave."}], None, None),
+        # not a declared tool: no decision, and the report says so (tests/test_faults.py has the other malformed answers)
+        ([{"function_call": {"name": "book_leave", "args": {}}}], None,
+         "the model called book_leave, which was not declared (declared: activate_skill)"),
     ],
 )
-def test_pick_by_model_reads_the_first_turn(parts, skill):
+def test_pick_by_model_reads_the_first_turn(parts, skill, error):
     client = SimpleNamespace(models=FakeModels(parts))
     decision = pick_by_model(client, TINY, "sales.csv ok?", model="m", max_output_tokens=64)
-    assert (decision.skill, decision.prompt_tokens, decision.error) == (skill, 321, None)
+    assert (decision.skill, decision.prompt_tokens, decision.error) == (skill, 321, error)
     (request,) = client.models.requests
     config = request["config"]
     assert config.automatic_function_calling.disable is True
