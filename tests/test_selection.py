@@ -207,7 +207,7 @@ def test_cache_embeds_only_what_it_lacks(tmp_path):
     again = EmbeddingCache("local", "m", tmp_path).embed(["bb", "ccc"], compute)
     assert compute.calls[1:] == [["ccc"]]
     np.testing.assert_array_equal(again, [[2, 1], [3, 1]])
-    assert [p.name for p in tmp_path.iterdir()] == ["local--m.json"]  # no temporary file left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["local--m.json", "local--m.json.lock"]  # no .tmp left
 
 
 def test_cache_is_keyed_by_backend_and_model(tmp_path):
@@ -227,4 +227,5 @@ def test_corrupt_cache_warns_and_rebuilds(tmp_path, content):
         rebuilt = EmbeddingCache("local", "m", tmp_path)
     rebuilt.embed(["a"], compute)
     assert compute.calls == [["a"]]
-    assert json.loads(cache.path.read_text()) == {text_key("a"): [1.0, 1.0]}
+    assert json.loads(cache.path.read_text()) == {"format": 2, "backend": "local", "model": "m", "dimension": 2,
+                                                  "vectors": {text_key("a"): [1.0, 1.0]}}
