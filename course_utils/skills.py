@@ -8,6 +8,7 @@ A skill is a folder holding a `SKILL.md`: YAML frontmatter between two `---` lin
 """
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -300,9 +301,15 @@ class SkillLoader:
         return types.Tool(function_declarations=[self.function_declaration(function)])
 
     def load_skill(self, name: str) -> str:
-        """The body wrapped as `<skill name="…">…</skill>`, or an error naming the available skills."""
-        skill = self.skills.get(name)
+        """The body quoted as `<skill name="…" source="…">…</skill>`, or an error naming the available skills.
+
+        Only the catalog's names are served: a path, or anything else, is an unknown skill. A `</skill`
+        inside the body is escaped, so a body cannot close its quote and speak outside it.
+        """
+        skill = self.skills.get(name) if isinstance(name, str) else None
         if skill is None:
-            return f'Error: unknown skill "{name}". Available skills: {", ".join(self.names)}.'
-        source = "/".join(skill.path.parts[-3:])
-        return f'<skill name="{skill.name}" source="{source}">\n{skill.body}\n</skill>'
+            label = str(name) if len(str(name)) <= 60 else str(name)[:59] + "…"
+            return f'Error: unknown skill "{label}". Available skills: {", ".join(self.names)}.'
+        source = html.escape("/".join(skill.path.parts[-3:]))
+        body = re.sub(r"</(skill)", r"&lt;/\1", skill.body, flags=re.IGNORECASE)
+        return f'<skill name="{skill.name}" source="{source}">\n{body}\n</skill>'
