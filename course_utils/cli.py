@@ -177,9 +177,11 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--json", type=Path, metavar="PATH", help="write the reports as JSON")
     command.add_argument("--plot", type=Path, metavar="PATH", help="save the histogram of similarity's top-1 scores (PNG)")
     command.set_defaults(func=eval_trigger)
+    from course_utils import fuzz
     from course_utils.local.commands import register
 
     register(sub)
+    fuzz.register(sub)
     return parser
 
 
