@@ -85,7 +85,9 @@ def split_frontmatter(text: str) -> tuple[str, str]:
 
 def shown(value: Any, limit: int = 60) -> str:
     """`repr(value)` cut to `limit` characters, for messages about values of any size."""
-    text = repr(value) if not isinstance(value, (list, dict)) else f"a {type(value).__name__} of {len(value)} items"
+    if isinstance(value, (list, dict)):
+        return f"[{len(value)} items]" if isinstance(value, list) else f"{{{len(value)} keys}}"
+    text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -216,7 +218,8 @@ def discover(root: Path) -> tuple[list[Skill], list[Diagnostic]]:
         if first is not folder:
             diagnostics.append(Diagnostic(file, "name", (
                 f"folder name {ascii(folder.name)} differs from {ascii(first.name)} ({first / SKILL_FILE}) only by "
-                "case or Unicode normalisation: macOS and Windows see one folder; rename one of them")))
+                "case or Unicode normalisation: they look alike, and macOS or Windows may treat them as one folder; "
+                "rename one of them")))
         if not _inside(folder, root) or (file.exists() and not _inside(file, root)):
             diagnostics.append(Diagnostic(file, None, "resolves outside the skills root (symlink or ..): refused"))
         elif not file.is_file():

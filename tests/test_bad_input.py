@@ -157,7 +157,7 @@ def test_huge_text_and_huge_frontmatter_are_refused():
 
 def test_a_huge_value_in_an_error_is_shown_short():
     skill, diagnostics = parse_skill(skill_text(f"name: [{', '.join(['a'] * 5000)}]\ndescription: d"), PATH, "x")
-    assert skill is None and diagnostics[0].message == "must be a string, got list a list of 5000 items: quote it"
+    assert skill is None and diagnostics[0].message == "must be a string, got list [5000 items]: quote it"
 
 
 # ----------------------------------------------------------------- skill folders
