@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup course eval test lab bench clean
+.PHONY: setup course eval test lab bench fuzz clean
 
 # Create .venv, install the package with everything the course needs, fetch the local model once,
 # and install Debian's chromium for the browser tests where it is missing (never fails without root).
@@ -16,7 +16,7 @@ $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed, found " + sys.version.split()[0]'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[local,course,dev]"
+	$(PY) -m pip install --quiet -e ".[local,course,dev,fuzz]"
 	touch $@
 
 # Execute every lesson headless into build/notebooks/ (figures in build/figures/), timing each one.
@@ -36,6 +36,11 @@ lab: setup
 
 bench: setup
 	$(PY) -m course_utils bench --json build/bench.json
+
+# Fuzz the skill and query-set readers with atheris, FUZZ_SECONDS per target (no model needed).
+FUZZ_SECONDS ?= 300
+fuzz: $(INSTALLED)
+	$(PY) -m course_utils fuzz all --seconds $(FUZZ_SECONDS)
 
 clean:
 	rm -rf build .pytest_cache

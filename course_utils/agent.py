@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -373,19 +374,27 @@ TRUSTED_ROOTS: tuple[Path, ...] = (SKILLS_DIR,)
 
 
 class UntrustedSkillRoot(PermissionError):
-    """A skills folder outside every trusted root."""
+    """A skills folder outside every trusted root, loaded without `allow_untrusted=True`."""
 
 
-def load_trusted_skills(root: str | Path, trusted: Iterable[str | Path] = TRUSTED_ROOTS) -> SkillLoader:
+def load_trusted_skills(root: str | Path, trusted: Iterable[str | Path] = TRUSTED_ROOTS, *,
+                        allow_untrusted: bool = False) -> SkillLoader:
     """`SkillLoader.from_root(root)`, but only when `root` (symlinks resolved) lies inside a trusted root.
 
     A skill body is instructions the model will follow, so whoever can write a `SKILL.md` steers the
-    agent. Raises `UntrustedSkillRoot` naming the trusted roots otherwise.
+    agent. Outside the trusted roots this raises `UntrustedSkillRoot`, saying how to opt in:
+    `allow_untrusted=True` (on the command line, `--allow-untrusted-skills`) loads the folder anyway,
+    with a warning naming it.
     """
     real = Path(root).resolve()
     roots = [Path(t).resolve() for t in trusted]
     if not any(real.is_relative_to(t) for t in roots):
         shown = ", ".join(str(t) for t in roots) or "none"
-        raise UntrustedSkillRoot(f"{root} is not inside a trusted skills root ({shown}): review the skills, "
-                                 "then copy them into a trusted root or add their folder to the trusted roots")
+        if not allow_untrusted:
+            raise UntrustedSkillRoot(
+                f"{root} is not inside a trusted skills root ({shown}). A skill's body is instructions the model "
+                "follows: review the skills, then copy them into a trusted root, or opt in with "
+                "load_trusted_skills(root, allow_untrusted=True) (command line: --allow-untrusted-skills)")
+        warnings.warn(f"loading skills from {real}, outside the trusted roots ({shown}): allow_untrusted=True",
+                      stacklevel=2)
     return SkillLoader.from_root(real)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -58,6 +59,7 @@ def eval_trigger(args: argparse.Namespace) -> int:
 
     Exit 0 when every decision was made, 1 when some failed (the report says why), 2 on bad input.
     """
+    from course_utils.agent import UntrustedSkillRoot, load_trusted_skills
     from course_utils.client import backend_name, make_client
     from course_utils.evaluation import comparison_table, evaluate, run_selector
     from course_utils.queries import QuerySetError, load_queries
@@ -71,7 +73,14 @@ def eval_trigger(args: argparse.Namespace) -> int:
         return _refuse("--plot draws the similarity scores: add similarity to --selectors")
     if (args.runs is not None and args.runs < 1) or args.k < 1:
         return _refuse("--runs and --k must be at least 1")
-    loader = SkillLoader.from_root(args.skills)
+    try:
+        with warnings.catch_warnings(record=True) as notes:
+            warnings.simplefilter("always")
+            loader = load_trusted_skills(args.skills, allow_untrusted=args.allow_untrusted_skills)
+    except UntrustedSkillRoot as err:
+        return _refuse(str(err))
+    for note in notes:  # the opt-in's warning, as one line
+        print(f"eval-trigger: note: {note.message}")
     if not loader.skills:
         reason = f" ({loader.diagnostics[0]})" if loader.diagnostics else ""
         return _refuse(f"no valid skill in {args.skills}{reason}")
@@ -151,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     command = sub.add_parser("eval-trigger", help="measure who picks the skill on a labelled query set (first turn only)")
     command.add_argument("--skills", type=Path, default=SKILLS_DIR / "workplace", metavar="DIR",
                          help="the skill catalog (default: skills/workplace)")
+    command.add_argument("--allow-untrusted-skills", action="store_true",
+                         help="load --skills from outside the repository's skills/ folder (review them first: "
+                              "their descriptions go into the model's instructions)")
     command.add_argument("--queries", type=Path, default=DATA_DIR / "trigger_eval.yaml", metavar="FILE",
                          help="the labelled query set (default: data/trigger_eval.yaml)")
     command.add_argument("--selectors", default="model,similarity",
@@ -165,9 +177,11 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--json", type=Path, metavar="PATH", help="write the reports as JSON")
     command.add_argument("--plot", type=Path, metavar="PATH", help="save the histogram of similarity's top-1 scores (PNG)")
     command.set_defaults(func=eval_trigger)
+    from course_utils import fuzz
     from course_utils.local.commands import register
 
     register(sub)
+    fuzz.register(sub)
     return parser
 
 

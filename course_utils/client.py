@@ -19,6 +19,8 @@ KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 LOCAL_BASE_URL = "http://local-gemini"
 BACKENDS = ("auto", "gemini", "local")
 RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504]
+REQUEST_TIMEOUT_MS = 120_000
+"""A Gemini request with no answer after two minutes ends in a ReadTimeout, which the client retries."""
 
 
 def gemini_key() -> str | None:
@@ -33,7 +35,7 @@ def retry_options(attempts: int = 5, initial_delay: float = 2.0) -> types.HttpRe
 
 
 def gemini_client() -> genai.Client:
-    """A Gemini client with retries; ValueError explaining the local default if no key."""
+    """A Gemini client with retries and a request timeout; ValueError explaining the local default if no key."""
     key = gemini_key()
     if key is None:
         raise ValueError(
@@ -42,7 +44,7 @@ def gemini_client() -> genai.Client:
             "local models (`python -m course_utils models fetch` downloads them once)."
         )
     return genai.Client(api_key=key,
-                        http_options=types.HttpOptions(retry_options=retry_options()))
+                        http_options=types.HttpOptions(retry_options=retry_options(), timeout=REQUEST_TIMEOUT_MS))
 
 
 def local_client(local_model: str | None = None) -> genai.Client:

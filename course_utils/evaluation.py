@@ -4,7 +4,8 @@ Used from `notebooks/04_selection_by_model.ipynb` on, and by `python -m course_u
 A selector is any callable `(query) -> Decision`; nothing here knows which backend is behind it.
 
 Every query lands in exactly one bucket: correct, false trigger (a skill where none was expected),
-miss (none where a skill was expected), wrong skill, or error (the selector raised on every run).
+miss (none where a skill was expected), wrong skill, or error (no run gave a decision: the selector raised,
+or returned a decision carrying an error such as a malformed answer).
 Triggering is scored like retrieval: precision = right triggers / all triggers,
 recall = right triggers / queries that must trigger.
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from course_utils.faults import describe_error, one_line
 from course_utils.queries import LabelledQuery
 from course_utils.selection import Decision, Selector
 
@@ -81,7 +83,11 @@ def majority(skills: Sequence[str | None]) -> str | None:
 
 def run_selector(selector: Selector, queries: Sequence[LabelledQuery], runs: int = 1,
                  name: str = "selector", progress: bool = True) -> list[Outcome]:
-    """Ask `selector` about every query `runs` times; an exception becomes a decision with an error."""
+    """Ask `selector` about every query `runs` times; an exception becomes a decision with an error.
+
+    The error is `faults.describe_error(err)`: one line saying what failed. Decisions already made are
+    kept whatever happens later; only an interrupt (Ctrl-C) stops the run.
+    """
     outcomes = []
     with tqdm(total=len(queries) * runs, desc=name, unit="decision", disable=not progress) as bar:
         for query in queries:
@@ -90,7 +96,7 @@ def run_selector(selector: Selector, queries: Sequence[LabelledQuery], runs: int
                 try:
                     decisions.append(selector(query.query))
                 except Exception as err:  # one failing decision is recorded, the run goes on
-                    decisions.append(Decision(None, error=f"{type(err).__name__}: {err}"))
+                    decisions.append(Decision(None, error=describe_error(err)))
                 bar.update()
             outcomes.append(Outcome(query, tuple(decisions)))
     return outcomes
@@ -206,7 +212,7 @@ def evaluate(name: str, outcomes: Sequence[Outcome]) -> Report:
         seconds_per_decision=statistics.fmean(d.seconds for d in decisions) if decisions else None,
         mistakes=[{"expected": o.query.expected, "got": o.chosen, "kind": o.query.kind, "query": o.query.query}
                   for o in outcomes if o.verdict not in ("correct", "error")],
-        error_reasons=[{"query": o.query.query, "error": o.error} for o in outcomes if o.error is not None],
+        error_reasons=[{"query": o.query.query, "error": one_line(o.error)} for o in outcomes if o.error is not None],
     )
     if any(o.score is not None for o in outcomes):
         ranked = [o for o in positives if o.top_skill == o.query.expected and o.score is not None]

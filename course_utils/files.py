@@ -12,6 +12,12 @@ from pathlib import Path
 from google.genai import types
 
 MAX_BYTES = 100_000
+SHOWN_PATH = 120
+"""A path longer than this is cut in error messages."""
+
+
+def _cut(path: str) -> str:
+    return path if len(path) <= SHOWN_PATH else path[: SHOWN_PATH - 1] + "…"
 
 
 class ConfinedReader:
@@ -33,7 +39,7 @@ class ConfinedReader:
         full = requested if requested.is_absolute() else self.base / requested
         real = full.resolve()  # follows every symlink and folds every `..`
         if not real.is_relative_to(self.root):
-            raise PermissionError(f'"{path}" is outside the readable folder {self._shown_root()}')
+            raise PermissionError(f'"{_cut(path)}" is outside the readable folder {self._shown_root()}')
         return real
 
     def _shown_root(self) -> str:
@@ -45,22 +51,23 @@ class ConfinedReader:
     def __call__(self, path: str) -> str:
         if not isinstance(path, str) or not path.strip() or "\x00" in path:
             return "Error: give the path of a file, as shown in the catalog."
+        shown = _cut(path)
         try:
             real = self.resolve(path.strip())
             if not real.exists():
-                return f'Error: no file "{path}". Use a path exactly as shown in the catalog.'
+                return f'Error: no file "{shown}". Use a path exactly as shown in the catalog.'
             if not real.is_file():
-                return f'Error: "{path}" is a folder, not a file.'
+                return f'Error: "{shown}" is a folder, not a file.'
             size = real.stat().st_size
             if size > self.max_bytes:
-                return f'Error: "{path}" is {size:,} bytes; the limit is {self.max_bytes:,}.'
+                return f'Error: "{shown}" is {size:,} bytes; the limit is {self.max_bytes:,}.'
             return real.read_text(encoding="utf-8")
         except PermissionError as err:
             return f"Error: refused: {err}."
         except UnicodeDecodeError:
-            return f'Error: "{path}" is not UTF-8 text.'
+            return f'Error: "{shown}" is not UTF-8 text.'
         except (OSError, ValueError, RuntimeError) as err:  # RuntimeError: a symlink loop on older Pythons
-            return f'Error: cannot read "{path}": {getattr(err, "strerror", None) or err}.'
+            return f'Error: cannot read "{shown}": {getattr(err, "strerror", None) or err}.'
 
     def declaration(self, function: str = "read_file") -> types.FunctionDeclaration:
         """The declaration the model sees for this reader."""

@@ -15,7 +15,12 @@ from pathlib import Path
 
 import yaml
 
+from course_utils import safeyaml
+from course_utils.skills import shown
+
 KINDS = ("positive", "near-miss", "off-topic")
+MAX_FILE_BYTES = 2_000_000
+"""A query set larger than this is refused unread (the shipped ones are ~5 KB)."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,7 @@ def _item(raw: object, where: str, known: set[str] | None) -> LabelledQuery:
     if not isinstance(query, str) or not query.strip():
         raise QuerySetError(f"{where}: query must be a non-empty string")
     if kind not in KINDS:
-        raise QuerySetError(f"{where}: kind {kind!r} must be one of {', '.join(KINDS)}")
+        raise QuerySetError(f"{where}: kind {shown(kind)} must be one of {', '.join(KINDS)}")
     if not isinstance(lang, str):
         raise QuerySetError(f"{where}: lang must be a string such as en or fr")
     if expected is not None and not isinstance(expected, str):
@@ -49,20 +54,28 @@ def _item(raw: object, where: str, known: set[str] | None) -> LabelledQuery:
         raise QuerySetError(f"{where}: a {kind} query must have expected: {'a skill name' if kind == 'positive' else 'null'}")
     if known is not None and expected is not None and expected not in known:
         raise QuerySetError(
-            f"{where}: expected skill {expected!r} is not in the catalog (known: {', '.join(sorted(known))})"
+            f"{where}: expected skill {shown(expected)} is not in the catalog (known: {', '.join(sorted(known))})"
         )
     return LabelledQuery(query.strip(), expected, kind, lang)
 
 
 def load_queries(path: str | Path, skill_names: Iterable[str] | None = None) -> list[LabelledQuery]:
-    """Read and check a query set; with `skill_names`, every expected skill must be one of them."""
+    """Read and check a query set; with `skill_names`, every expected skill must be one of them.
+
+    Raises QuerySetError, its message starting with the file's path, for anything else.
+    """
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise QuerySetError(f"{path}: is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
+        data = safeyaml.load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as err:
         raise QuerySetError(f"{path}: cannot be read: {err}") from None
     except yaml.YAMLError as err:
         raise QuerySetError(f"{path}: not valid YAML: {str(err).splitlines()[0]}") from None
+    except safeyaml.YamlRefused as err:
+        raise QuerySetError(f"{path}: refused: {err}") from None
     if not isinstance(data, list) or not data:
         raise QuerySetError(f"{path}: must be a non-empty YAML list of queries")
     known = set(skill_names) if skill_names is not None else None

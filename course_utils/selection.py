@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -21,6 +22,7 @@ from google.genai import types
 
 from course_utils.cache import EmbeddingCache
 from course_utils.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_name
+from course_utils.faults import EmbeddingError, check_vectors
 from course_utils.skills import Skill, SkillLoader
 from course_utils.tokens import estimate_tokens
 
@@ -73,10 +75,40 @@ def pick_by_model(client: genai.Client, loader: SkillLoader, query: str, model: 
     start = time.perf_counter()
     response = client.models.generate_content(model=model, contents=query, config=config)
     seconds = time.perf_counter() - start
-    calls = [call for call in response.function_calls or [] if call.name == ACTIVATE]
-    skill = (calls[0].args or {}).get("name") if calls else None
+    skill, error = read_activation(response, loader)
     usage = response.usage_metadata
-    return Decision(skill, (usage and usage.prompt_token_count) or 0, seconds, raw=response)
+    return Decision(skill, (usage and usage.prompt_token_count) or 0, seconds, error=error, raw=response)
+
+
+def read_activation(response: types.GenerateContentResponse, loader: SkillLoader) -> tuple[str | None, str | None]:
+    """(skill, error) of a first turn: the `activate_skill` call's skill, None for a text answer.
+
+    An answer that is no decision is an error, never a silent "none": no candidate, an empty
+    candidate, a call to a function that was not declared, or arguments outside the schema
+    (`name` must be one of the catalog's skills).
+    """
+    if not response.candidates:
+        feedback = response.prompt_feedback
+        blocked = f"; prompt blocked: {feedback.block_reason.name}" if feedback and feedback.block_reason else ""
+        return None, f"the model gave no answer (no candidates{blocked})"
+    candidate = response.candidates[0]
+    if candidate.content is None or not candidate.content.parts:
+        finish = candidate.finish_reason.name if candidate.finish_reason else "none given"
+        return None, f"the model's answer is empty (finish reason: {finish})"
+    calls = response.function_calls or []
+    activations = [call for call in calls if call.name == ACTIVATE]
+    if not activations:
+        undeclared = sorted({str(call.name) for call in calls})
+        if undeclared:
+            return None, f"the model called {', '.join(undeclared)}, which was not declared (declared: {ACTIVATE})"
+        return None, None
+    arguments = activations[0].args or {}
+    name = arguments.get("name")
+    if not isinstance(name, str) or name not in loader.skills or set(arguments) != {"name"}:
+        shown = json.dumps(arguments, ensure_ascii=False, default=str)[:200]
+        return None, (f"{ACTIVATE} was called with arguments that do not match its schema ({shown}): it takes "
+                      f"only `name`, one of the {len(loader.skills)} skills in the catalog")
+    return name, None
 
 
 # ----------------------------------------------------------------- by the user (lesson 04)
@@ -129,13 +161,16 @@ def embed_texts(client: genai.Client, texts: Sequence[str], model: str = EMBEDDI
 
     Each text goes in its own `types.Content`: given a list of plain strings, the SDK puts them in
     ONE Content for gemini-embedding-2, and one aggregated vector comes back.
+    EmbeddingError (a ValueError) when the backend does not give one finite vector of one size per text.
     """
     vectors: list[list[float]] = []
     for start in range(0, len(texts), EMBED_BATCH):
-        contents = [types.Content(parts=[types.Part(text=t)]) for t in texts[start : start + EMBED_BATCH]]
+        batch = texts[start : start + EMBED_BATCH]
+        contents = [types.Content(parts=[types.Part(text=t)]) for t in batch]
         response = client.models.embed_content(model=model, contents=contents)
-        vectors += [embedding.values for embedding in response.embeddings]
-    return np.asarray(vectors, dtype=np.float32)
+        values = [embedding.values for embedding in response.embeddings or []]
+        vectors += check_vectors(values, len(batch), model).tolist()
+    return check_vectors(vectors, len(texts), model)
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -168,8 +203,15 @@ class SimilaritySelector:
         return self.cache.embed(texts, compute) if self.cache else compute(list(texts))
 
     def scores(self, queries: Sequence[str]) -> np.ndarray:
-        """The query × skill cosine matrix, skills in `self.names` order."""
-        return cosine_matrix(self.embed([query_text(q) for q in queries]), self.matrix)
+        """The query × skill cosine matrix, skills in `self.names` order.
+
+        EmbeddingError when the query vectors are not the size of the skill vectors (another model).
+        """
+        vectors = self.embed([query_text(q) for q in queries])
+        if self.matrix.size and vectors.shape[1] != self.matrix.shape[1]:
+            raise EmbeddingError(f"{self.model} gave query vectors of size {vectors.shape[1]} but the skill vectors "
+                                 f"have size {self.matrix.shape[1]}: the embedding model changed; build the selector again")
+        return cosine_matrix(vectors, self.matrix)
 
     def top(self, row: np.ndarray, k: int | None = None) -> list[tuple[str, float]]:
         """The `k` nearest skills of one score row, nearest first."""

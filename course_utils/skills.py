@@ -8,7 +8,9 @@ A skill is a folder holding a `SKILL.md`: YAML frontmatter between two `---` lin
 """
 from __future__ import annotations
 
+import html
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,12 +19,17 @@ from typing import Any, Literal
 import yaml
 from google.genai import types
 
+from course_utils import safeyaml
+
 SKILL_FILE = "SKILL.md"
 NAME_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 MAX_FILE_BYTES = 1_000_000
+"""A SKILL.md larger than this is refused unread: a skill is instructions, not a data dump."""
+MAX_FRONTMATTER_CHARS = 64_000
+"""The frontmatter's fields fit in ~2,000 characters; long text belongs in the body."""
 KNOWN_FIELDS = frozenset({"name", "description", "license", "compatibility", "metadata", "allowed-tools"})
 _DELIMITER = re.compile(r"^---[ \t]*$", re.MULTILINE)
 
@@ -76,6 +83,14 @@ def split_frontmatter(text: str) -> tuple[str, str]:
     return front, text[closing.end() :].lstrip("\n").rstrip()
 
 
+def shown(value: Any, limit: int = 60) -> str:
+    """`repr(value)` cut to `limit` characters, for messages about values of any size."""
+    if isinstance(value, (list, dict)):
+        return f"[{len(value)} items]" if isinstance(value, list) else f"{{{len(value)} keys}}"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def validate_frontmatter(data: Mapping[Any, Any], path: Path, folder_name: str | None) -> list[Diagnostic]:
     """Check frontmatter fields against the Agent Skills rules; unknown fields are warnings."""
     problems: list[Diagnostic] = []
@@ -87,13 +102,13 @@ def validate_frontmatter(data: Mapping[Any, Any], path: Path, folder_name: str |
     if name is None:
         error("name", "missing: add `name: your-skill-name` to the frontmatter")
     elif not isinstance(name, str):
-        error("name", f"must be a string, got {type(name).__name__} {name!r}: quote it")
+        error("name", f"must be a string, got {type(name).__name__} {shown(name)}: quote it")
     elif not 1 <= len(name) <= MAX_NAME:
         error("name", f"must be 1-{MAX_NAME} characters, got {len(name)}")
     elif not NAME_PATTERN.fullmatch(name):
-        error("name", f"{name!r} must use only a-z, 0-9 and single hyphens, not at the start or end")
+        error("name", f"{shown(name)} must use only a-z, 0-9 and single hyphens, not at the start or end")
     elif folder_name is not None and name != folder_name:
-        error("name", f"{name!r} must equal its folder name {folder_name!r}: rename one of them")
+        error("name", f"{shown(name)} must equal its folder name {shown(folder_name)}: rename one of them")
 
     description = data.get("description")
     if description is None:
@@ -118,13 +133,18 @@ def validate_frontmatter(data: Mapping[Any, Any], path: Path, folder_name: str |
             error(key, "must be a string")
     for key in data:
         if key not in KNOWN_FIELDS:
-            problems.append(Diagnostic(path, str(key), "unknown field (ignored)", "warning"))
+            problems.append(Diagnostic(path, str(key)[:60], "unknown field (ignored)", "warning"))
     return problems
 
 
 def parse_skill(text: str, path: Path, folder_name: str | None = None) -> tuple[Skill | None, list[Diagnostic]]:
-    """Parse and validate the text of a SKILL.md. Returns the skill (None if invalid) and all diagnostics."""
+    """Parse and validate the text of a SKILL.md. Returns the skill (None if invalid) and all diagnostics.
+
+    Never raises on bad text: whatever is wrong comes back as a diagnostic naming `path`.
+    """
     diagnostics: list[Diagnostic] = []
+    if len(text) > MAX_FILE_BYTES:
+        return None, [Diagnostic(path, None, f"is {len(text):,} characters; the limit is {MAX_FILE_BYTES:,}")]
     if text.startswith("\ufeff"):
         text = text[1:]
         diagnostics.append(Diagnostic(path, None, "starts with a byte-order mark (removed)", "warning"))
@@ -135,15 +155,18 @@ def parse_skill(text: str, path: Path, folder_name: str | None = None) -> tuple[
         front, body = split_frontmatter(text)
     except ValueError as err:
         return None, [*diagnostics, Diagnostic(path, None, str(err))]
+    if len(front) > MAX_FRONTMATTER_CHARS:
+        return None, [*diagnostics, Diagnostic(path, None, f"frontmatter is {len(front):,} characters; the limit is "
+                                                           f"{MAX_FRONTMATTER_CHARS:,}: move long text to the body")]
     try:
-        data = yaml.safe_load(front)
+        data = safeyaml.load(front)
     except yaml.YAMLError as err:
         where = getattr(err, "problem_mark", None)
         line = f" (frontmatter line {where.line + 1})" if where else ""
         reason = getattr(err, "problem", None) or str(err).splitlines()[0]
         return None, [*diagnostics, Diagnostic(path, None, f"frontmatter is not valid YAML{line}: {reason}")]
-    except RecursionError:
-        return None, [*diagnostics, Diagnostic(path, None, "frontmatter YAML is nested too deeply")]
+    except safeyaml.YamlRefused as err:
+        return None, [*diagnostics, Diagnostic(path, None, f"frontmatter refused: {err}")]
     if not isinstance(data, dict):
         kind = "empty" if data is None else f"a {type(data).__name__}"
         return None, [*diagnostics, Diagnostic(path, None, f"frontmatter must be a mapping of fields, got {kind}")]
@@ -174,14 +197,29 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def discover(root: Path) -> tuple[list[Skill], list[Diagnostic]]:
-    """Read every `<root>/<folder>/SKILL.md`, refusing anything that resolves outside `root`."""
+    """Read every `<root>/<folder>/SKILL.md`, refusing anything that resolves outside `root`.
+
+    Folder names that differ only by case or Unicode normalisation (`café` written as NFC and as
+    NFD) get a diagnostic naming both files.
+    """
     root = Path(root)
     if not root.is_dir():
         return [], [Diagnostic(root, None, "is not a directory of skills")]
     skills: list[Skill] = []
     diagnostics: list[Diagnostic] = []
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    first_of: dict[str, Path] = {}  # a folder name folded for case and Unicode form -> the first such folder
+    try:
+        folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError as err:
+        return [], [Diagnostic(root, None, f"cannot be listed: {err.strerror or err}")]
+    for folder in folders:
         file = folder / SKILL_FILE
+        first = first_of.setdefault(unicodedata.normalize("NFKC", folder.name).casefold(), folder)
+        if first is not folder:
+            diagnostics.append(Diagnostic(file, "name", (
+                f"folder name {ascii(folder.name)} differs from {ascii(first.name)} ({first / SKILL_FILE}) only by "
+                "case or Unicode normalisation: they look alike, and macOS or Windows may treat them as one folder; "
+                "rename one of them")))
         if not _inside(folder, root) or (file.exists() and not _inside(file, root)):
             diagnostics.append(Diagnostic(file, None, "resolves outside the skills root (symlink or ..): refused"))
         elif not file.is_file():
@@ -266,9 +304,15 @@ class SkillLoader:
         return types.Tool(function_declarations=[self.function_declaration(function)])
 
     def load_skill(self, name: str) -> str:
-        """The body wrapped as `<skill name="…">…</skill>`, or an error naming the available skills."""
-        skill = self.skills.get(name)
+        """The body quoted as `<skill name="…" source="…">…</skill>`, or an error naming the available skills.
+
+        Only the catalog's names are served: a path, or anything else, is an unknown skill. A `</skill`
+        inside the body is escaped, so a body cannot close its quote and speak outside it.
+        """
+        skill = self.skills.get(name) if isinstance(name, str) else None
         if skill is None:
-            return f'Error: unknown skill "{name}". Available skills: {", ".join(self.names)}.'
-        source = "/".join(skill.path.parts[-3:])
-        return f'<skill name="{skill.name}" source="{source}">\n{skill.body}\n</skill>'
+            label = str(name) if len(str(name)) <= 60 else str(name)[:59] + "…"
+            return f'Error: unknown skill "{label}". Available skills: {", ".join(self.names)}.'
+        source = html.escape("/".join(skill.path.parts[-3:]))
+        body = re.sub(r"</(skill)", r"&lt;/\1", skill.body, flags=re.IGNORECASE)
+        return f'<skill name="{skill.name}" source="{source}">\n{body}\n</skill>'

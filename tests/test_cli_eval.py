@@ -13,10 +13,12 @@ FIXTURES = Path(__file__).parent / "fixtures"
 CATALOG, QUERIES = FIXTURES / "tiny_catalog", FIXTURES / "tiny_queries.yaml"
 
 
-def eval_trigger(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def eval_trigger(tmp_path: Path, *args: str, trust: bool = True) -> subprocess.CompletedProcess:
+    """Run eval-trigger; `trust` opts in to the fixture catalog, which is outside skills/."""
     env = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
     env["COURSE_CACHE_DIR"] = str(tmp_path / "cache")
-    return subprocess.run([sys.executable, "-m", "course_utils", "eval-trigger", *args],
+    trusting = ["--allow-untrusted-skills"] if trust else []
+    return subprocess.run([sys.executable, "-m", "course_utils", "eval-trigger", *trusting, *args],
                           capture_output=True, text=True, env=env, timeout=300)
 
 
@@ -77,3 +79,10 @@ def test_expected_skill_outside_the_catalog_is_bad_input(tmp_path):
     queries.write_text("- query: hi\n  expected: okr-drafter\n  kind: positive\n  lang: en\n")
     result = eval_trigger(tmp_path, "--skills", str(CATALOG), "--queries", str(queries), "--selectors", "similarity")
     assert result.returncode == 2 and "'okr-drafter' is not in the catalog" in result.stderr
+
+
+def test_skills_outside_the_trusted_roots_need_the_opt_in(tmp_path):
+    result = eval_trigger(tmp_path, "--skills", str(CATALOG), "--queries", str(QUERIES), trust=False)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert f"{CATALOG} is not inside a trusted skills root" in result.stderr
+    assert "--allow-untrusted-skills" in result.stderr

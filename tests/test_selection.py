@@ -83,17 +83,19 @@ class FakeModels:
 
 
 @pytest.mark.parametrize(
-    "parts, skill",
+    "parts, skill, error",
     [
-        ([{"function_call": {"name": ACTIVATE, "args": {"name": "csv-data-profiler"}}}], "csv-data-profiler"),
-        ([{"text": "I cannot book leave."}], None),
-        ([{"function_call": {"name": "book_leave", "args": {}}}], None),  # not the activate tool
+        ([{"function_call": {"name": ACTIVATE, "args": {"name": "csv-data-profiler"}}}], "csv-data-profiler", None),
+        ([{"text": "I cannot book leave."}], None, None),
+        # not a declared tool: no decision, and the report says so (tests/test_faults.py has the other malformed answers)
+        ([{"function_call": {"name": "book_leave", "args": {}}}], None,
+         "the model called book_leave, which was not declared (declared: activate_skill)"),
     ],
 )
-def test_pick_by_model_reads_the_first_turn(parts, skill):
+def test_pick_by_model_reads_the_first_turn(parts, skill, error):
     client = SimpleNamespace(models=FakeModels(parts))
     decision = pick_by_model(client, TINY, "sales.csv ok?", model="m", max_output_tokens=64)
-    assert (decision.skill, decision.prompt_tokens, decision.error) == (skill, 321, None)
+    assert (decision.skill, decision.prompt_tokens, decision.error) == (skill, 321, error)
     (request,) = client.models.requests
     config = request["config"]
     assert config.automatic_function_calling.disable is True
@@ -205,7 +207,7 @@ def test_cache_embeds_only_what_it_lacks(tmp_path):
     again = EmbeddingCache("local", "m", tmp_path).embed(["bb", "ccc"], compute)
     assert compute.calls[1:] == [["ccc"]]
     np.testing.assert_array_equal(again, [[2, 1], [3, 1]])
-    assert [p.name for p in tmp_path.iterdir()] == ["local--m.json"]  # no temporary file left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["local--m.json", "local--m.json.lock"]  # no .tmp left
 
 
 def test_cache_is_keyed_by_backend_and_model(tmp_path):
@@ -225,4 +227,5 @@ def test_corrupt_cache_warns_and_rebuilds(tmp_path, content):
         rebuilt = EmbeddingCache("local", "m", tmp_path)
     rebuilt.embed(["a"], compute)
     assert compute.calls == [["a"]]
-    assert json.loads(cache.path.read_text()) == {text_key("a"): [1.0, 1.0]}
+    assert json.loads(cache.path.read_text()) == {"format": 2, "backend": "local", "model": "m", "dimension": 2,
+                                                  "vectors": {text_key("a"): [1.0, 1.0]}}
