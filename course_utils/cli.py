@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import warnings
@@ -57,11 +58,14 @@ def _refuse(message: str) -> int:
 def eval_trigger(args: argparse.Namespace) -> int:
     """Run selectors over a labelled query set on the first turn only; print, save JSON and a histogram.
 
+    The JSON holds each selector's report with every query's record, and a paired comparison of each
+    pair of selectors.
+
     Exit 0 when every decision was made, 1 when some failed (the report says why), 2 on bad input.
     """
     from course_utils.agent import UntrustedSkillRoot, load_trusted_skills
     from course_utils.client import backend_name, make_client
-    from course_utils.evaluation import comparison_table, evaluate, run_selector
+    from course_utils.evaluation import comparison_table, evaluate, paired_comparison, run_selector
     from course_utils.queries import QuerySetError, load_queries
     from course_utils.selection import SimilaritySelector, hybrid_selector, pick_by_model
 
@@ -111,14 +115,18 @@ def eval_trigger(args: argparse.Namespace) -> int:
         outcomes[name] = run_selector(selector, queries, runs=runs, name=name)
         reports.append(evaluate(name, outcomes[name]))
         print(reports[-1].summary(), end="\n\n", flush=True)
+    comparisons = [paired_comparison(a, outcomes[a], b, outcomes[b]) for a, b in itertools.combinations(outcomes, 2)]
     if len(reports) > 1:
         print(comparison_table(reports))
+    for comparison in comparisons:
+        print(f"\n{comparison.summary()}")
     if args.json:
         extra = {"threshold": similarity.threshold} if "similarity" in selectors else {}
         if "hybrid" in selectors:
             extra["k"] = args.k
         payload = {"backend": backend, "skills": str(args.skills), "queries": str(args.queries), **extra,
-                   "selectors": {r.selector: r.to_dict() for r in reports}}
+                   "selectors": {r.selector: r.to_dict() for r in reports},
+                   "comparisons": [c.to_dict() for c in comparisons]}
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
         print(f"JSON written to {args.json}")

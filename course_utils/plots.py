@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -12,6 +13,9 @@ from matplotlib.ticker import MaxNLocator
 
 from course_utils.paths import FIGURES_DIR
 from course_utils.thresholds import Counts, ScoredQuery, best_threshold, count_outcomes, sweep
+
+if TYPE_CHECKING:
+    from course_utils.evaluation import Report
 
 
 class NotebookFigure(Figure):
@@ -48,6 +52,33 @@ def score_histogram(ax: Axes, positive: Sequence[float], none: Sequence[float], 
     ax.set_ylabel("queries")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend()
+    return ax
+
+
+RATE_BARS = (("accuracy", "accuracy"), ("must trigger", "positive_accuracy"), ("must not trigger", "none_accuracy"))
+
+
+def rate_bars(ax: Axes, reports: Sequence[Report]) -> Axes:
+    """Each selector's accuracy, must-trigger and must-not-trigger rates as bars, the 95 % Wilson interval
+    as error bars and the counts above each bar. On 30 queries the whiskers are wide; whether two
+    selectors differ is the paired test's question (`evaluation.paired_comparison`), not the bars'.
+    A rate without queries gets "n/a" instead of a bar.
+    """
+    width = 0.8 / len(reports)
+    for i, report in enumerate(reports):
+        offset = (i - (len(reports) - 1) / 2) * width
+        placed = [(x + offset, report.rate(key)) for x, (_, key) in enumerate(RATE_BARS)]
+        shown = [(x, rate) for x, rate in placed if rate.n]
+        ax.bar([x for x, _ in shown], [r.value for _, r in shown], width * 0.9, label=report.selector,
+               yerr=[[r.value - r.low for _, r in shown], [r.high - r.value for _, r in shown]], capsize=4)
+        for x, rate in placed:
+            label, y = (f"{rate.successes}/{rate.n}", rate.high + 0.01) if rate.n else ("n/a", 0.01)
+            ax.text(x, y, label, ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(range(len(RATE_BARS)), [label for label, _ in RATE_BARS])
+    ax.set_ylim(0, 1.1)
+    ax.set_yticks(np.linspace(0, 1, 6))
+    ax.set_ylabel("share of queries (95% interval)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     return ax
 
 

@@ -5,9 +5,14 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from course_utils.queries import load_queries
+from course_utils.selection import Decision
+from course_utils.stats import mcnemar_exact, wilson_interval
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CATALOG, QUERIES = FIXTURES / "tiny_catalog", FIXTURES / "tiny_queries.yaml"
@@ -36,8 +41,74 @@ def test_similarity_offline_writes_json_and_histogram(tmp_path):
                 "mean_prompt_tokens", "seconds_per_decision", "mistakes", "min_positive_score", "max_none_score"]:
         assert key in report
     assert report["queries"] == 5 and report["positives"] == 3
+    assert report["accuracy_ci"] == pytest.approx(wilson_interval(report["correct"], 5))
+    assert [r["query"] for r in report["records"]] == [q.query for q in load_queries(QUERIES)]
+    for record in report["records"]:
+        assert record["runs"] == [record["decided"]] and record["errors"] == [None] and record["agreement"] == 1.0
+        assert len(record["top_k"]) == 2 and record["score"] == record["top_k"][0][1]
+        assert record["verdict"] == "correct" or {"expected": record["expected"], "got": record["decided"],
+                                                  "kind": record["kind"], "query": record["query"]} in report["mistakes"]
+    assert data["comparisons"] == []  # one selector: nothing to pair
     png = (tmp_path / "hist.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 1000
+
+
+MODEL_RUNS = {  # a scripted model, three runs per query: the skill of each run, or an exception
+    "How many vacation days do I have left this year?": ["leave-balance-calculator"] * 3,
+    "Is sales.csv clean? I think some rows are duplicated.": ["csv-data-profiler", RuntimeError("boom"), None],
+    "Here are my notes from today's sync. Who agreed to do what?": ["meeting-notes-summarizer"] * 2 + [None],
+    "Book 3 days of leave for me in the HR tool.": ["leave-balance-calculator", None, None],
+    "Will it rain in Lyon tomorrow?": [None] * 3,
+}
+
+
+def scripted_pick_by_model(client, loader, query: str) -> Decision:
+    """A stand-in for `pick_by_model` that plays `MODEL_RUNS` in order, with no model behind it."""
+    answer = MODEL_RUNS[query][scripted_pick_by_model.calls[query]]
+    scripted_pick_by_model.calls[query] += 1
+    if isinstance(answer, Exception):
+        raise answer
+    return Decision(answer, prompt_tokens=500, seconds=0.25)
+
+
+def test_two_selectors_write_records_and_a_paired_comparison(tmp_path, monkeypatch, capsys):
+    """In-process, the model scripted and similarity real (local embeddings): the JSON keeps every run
+    and compares the two selectors query by query."""
+    from course_utils import selection
+    from course_utils.cli import main
+
+    scripted_pick_by_model.calls = Counter()
+    monkeypatch.setattr(selection, "pick_by_model", scripted_pick_by_model)
+    for key in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
+    code = main(["eval-trigger", "--allow-untrusted-skills", "--skills", str(CATALOG), "--queries", str(QUERIES),
+                 "--selectors", "model,similarity", "--backend", "local", "--runs", "3", "--threshold", "0.2",
+                 "--json", str(tmp_path / "report.json")])
+    assert code == 0  # a failed run is not a failed decision: every query was decided
+    data = json.loads((tmp_path / "report.json").read_text())
+    model, similarity = data["selectors"]["model"], data["selectors"]["similarity"]
+    assert [r["decided"] for r in model["records"]] == [
+        "leave-balance-calculator", None, "meeting-notes-summarizer", None, None]  # csv: a 1-1 tie decides none
+    assert model["records"][1]["runs"] == ["csv-data-profiler", None, None]
+    assert model["records"][1]["errors"] == [None, "RuntimeError: boom", None]
+    assert [r["agreement"] for r in model["records"]] == pytest.approx([1, 0.5, 2 / 3, 2 / 3, 1])
+    assert (model["correct"], model["misses"], model["failed_runs"], model["disagreeing_queries"]) == (4, 1, 1, 3)
+    assert model["accuracy_ci"] == pytest.approx([0.3755, 0.9638], abs=1e-4)  # Wilson, 4/5
+    assert model["records"][0]["prompt_tokens"] == 500 and model["records"][0]["seconds"] == 0.25
+
+    (comparison,) = data["comparisons"]
+    right = [(m["verdict"] == "correct", s["verdict"] == "correct")
+             for m, s in zip(model["records"], similarity["records"])]
+    assert (comparison["a"], comparison["b"], comparison["queries"]) == ("model", "similarity", 5)
+    assert [comparison[k] for k in ("both_right", "only_a_right", "only_b_right", "both_wrong")] == [
+        right.count((True, True)), right.count((True, False)), right.count((False, True)), right.count((False, False))]
+    assert comparison["p_value"] == mcnemar_exact(comparison["only_a_right"], comparison["only_b_right"])
+    assert [d["query"] for d in comparison["discordant"]] == [
+        m["query"] for m, (a, b) in zip(model["records"], right) if a != b]
+    out = capsys.readouterr().out
+    assert "model vs similarity on 5 queries: both right" in out and comparison["verdict"] in out
+    assert "3 runs per query; the decision is the most frequent answer" in out
 
 
 @pytest.mark.model

@@ -1,11 +1,12 @@
 """Metrics on hand-computed cases, with scripted selectors: no model, no embeddings."""
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 import pytest
 
-from course_utils.evaluation import comparison_table, evaluate, majority, run_selector, shorten
+from course_utils.evaluation import comparison_table, evaluate, majority, paired_comparison, run_selector, shorten
 from course_utils.queries import LabelledQuery
 from course_utils.selection import Decision, Selector
 
@@ -92,22 +93,53 @@ def test_a_failing_decision_is_recorded_not_raised():
 
 
 @pytest.mark.parametrize(
-    "skills, chosen",
-    [(["a", "a", None], "a"), (["a", None, None], None), (["a", None], "a"), ([None, None], None),
-     (["a", "b", "a"], "a"), ([], None)],
+    "answers, chosen",
+    [(["a", "a", None], "a"), (["a", None, None], None), (["a", "b", "a"], "a"), (["a", "a", "b", None], "a"),
+     (["a", None], None), (["a", "b"], None), (["a", "b", None], None), (["a", "a", None, None], None),
+     ([None, None], None), (["a"], "a"), ([], None)],
 )
-def test_majority_needs_half_the_runs(skills, chosen):
-    assert majority(skills) == chosen
+def test_majority_is_the_most_frequent_answer_and_a_tie_decides_none(answers, chosen):
+    assert majority(answers) == chosen
 
 
-def test_runs_count_a_trigger_when_it_wins_half():
-    queries = [q("p1", "a"), q("n1", None)]
+def test_runs_decide_by_majority_and_measure_agreement():
+    queries = [q("p1", "a"), q("p2", "b"), q("n1", None), q("n2", None)]
     answers = {"p1": [Decision("a"), Decision(None), Decision("a")],
-               "n1": [Decision("a"), Decision(None), Decision(None)]}
+               "p2": [Decision("b"), Decision("a"), Decision(None)],  # three answers, one each: no skill
+               "n1": [Decision("a"), Decision(None), Decision(None)],
+               "n2": [Decision(None), Decision(None), Decision(None)]}
     outcomes = run_selector(scripted(answers), queries, runs=3, progress=False)
-    assert [o.chosen for o in outcomes] == ["a", None]
+    assert [o.chosen for o in outcomes] == ["a", None, None, None]
+    assert [o.agreement for o in outcomes] == pytest.approx([2 / 3, 1 / 3, 2 / 3, 1.0])
     report = evaluate("s", outcomes)
-    assert report.accuracy == 1.0 and report.runs == 3
+    assert (report.correct, report.misses, report.runs) == (3, 1, 3)
+    assert report.mean_agreement == pytest.approx((2 / 3 + 1 / 3 + 2 / 3 + 1) / 4)
+    assert report.disagreeing_queries == 3 and report.failed_runs == 0
+    assert ("   3 runs per query; the decision is the most frequent answer of the runs that succeeded "
+            "(no skill is an answer; a tie decides no skill)") in report.summary()
+    assert "agreeing with the decision: 0.67 on average; runs disagreed on 3/4 queries; 0 failed runs" in report.summary()
+
+
+def test_one_run_measures_no_agreement():
+    report = evaluate("s", run_selector(scripted(MIXED_ANSWERS), MIXED, progress=False))
+    assert report.mean_agreement is None and report.disagreeing_queries is None
+    assert [r["agreement"] for r in report.records] == [1.0] * 5
+    assert "runs per query" not in report.summary()
+
+
+def test_failed_runs_leave_the_vote_and_a_query_without_answer_is_an_error():
+    queries = [q("p1", "a"), q("p2", "b"), q("p3", "a")]
+    answers = {"p1": [Decision("a"), RuntimeError("boom"), Decision("a")],
+               "p2": [Decision("b"), RuntimeError("boom"), Decision(None)],  # one each among the two that answered
+               "p3": [RuntimeError("boom"), Decision(None, error="malformed call"), RuntimeError("boom")]}
+    outcomes = run_selector(scripted(answers), queries, runs=3, progress=False)
+    assert [o.verdict for o in outcomes] == ["correct", "miss", "error"]
+    assert [o.agreement for o in outcomes] == [1.0, 0.5, None]
+    assert outcomes[2].error == "RuntimeError: boom"
+    report = evaluate("s", outcomes)
+    assert (report.failed_runs, report.errors, report.disagreeing_queries) == (5, 1, 1)
+    assert report.mean_agreement == pytest.approx(0.75)  # the query without an answer has no agreement
+    assert "5 failed runs left out of the vote" in report.summary()
 
 
 def test_one_failed_run_out_of_three_still_decides():
@@ -137,13 +169,118 @@ def test_json_keys_and_table():
     data = report.to_dict()
     for key in ["accuracy", "positive_accuracy", "none_accuracy", "false_triggers", "misses", "wrong_skill",
                 "mean_prompt_tokens", "seconds_per_decision", "mistakes", "precision", "recall",
-                "min_positive_score", "max_none_score"]:
+                "min_positive_score", "max_none_score", "records"]:
         assert key in data
     assert data["mistakes"][0] == {"expected": "b", "got": None, "kind": "positive", "query": "q2"}
-    table = comparison_table([report, report])
-    assert table.splitlines()[1].split() == ["accuracy", "0.400", "0.400"]
+    json.dumps(data)  # plain JSON types only
+    table = comparison_table([report, report]).splitlines()
+    assert table[1].split() == ["accuracy", "0.400", "[0.12,", "0.77]", "0.400", "[0.12,", "0.77]"]
+    assert table[6].split() == ["false", "triggers", "1", "1"]
+
+
+def test_every_rate_has_its_wilson_interval():
+    report = evaluate("scripted", run_selector(scripted(MIXED_ANSWERS), MIXED, progress=False))
+    assert report.accuracy_ci == pytest.approx([0.1176, 0.7693], abs=1e-4)  # 2/5
+    assert report.positive_accuracy_ci == pytest.approx([0.0615, 0.7923], abs=1e-4)  # 1/3
+    assert report.none_accuracy_ci == pytest.approx([0.0945, 0.9055], abs=1e-4)  # 1/2
+    assert report.precision_ci == report.recall_ci == report.positive_accuracy_ci  # 1/3 each
+    assert report.summary().splitlines()[:3] == [
+        "scripted: accuracy 0.400 (2/5, 95% CI 0.12–0.77)",
+        "          must trigger 0.333 (1/3, 95% CI 0.06–0.79) | must not 0.500 (1/2, 95% CI 0.09–0.91)",
+        "          precision 0.333 (1/3, 95% CI 0.06–0.79) | recall 0.333 (1/3, 95% CI 0.06–0.79)",
+    ]
+
+
+def test_a_rate_without_data_has_no_interval():
+    report = evaluate("s", run_selector(scripted({"n1": Decision(None)}), [q("n1", None)], progress=False))
+    assert report.positive_accuracy is None and report.positive_accuracy_ci is None
+    assert report.precision_ci is None and report.none_accuracy_ci == pytest.approx([0.2065, 1.0], abs=1e-4)
+    assert "precision n/a (0 triggers)" in report.summary()
+    assert comparison_table([report]).splitlines()[2].split() == ["must", "trigger", "n/a"]
+
+
+def test_records_keep_every_query_and_every_run():
+    queries = [q("p1", "a"), q("n1", None)]
+    answers = {"p1": [Decision("a", 100, 1.0, score=0.8, top_k=(("a", 0.8), ("b", 0.5))), RuntimeError("boom"),
+                      Decision("b", 300, 3.0, score=0.6, top_k=(("b", 0.6),))],
+               "n1": [Decision(None, 10, 0.5)] * 3}
+    records = evaluate("s", run_selector(scripted(answers), queries, runs=3, progress=False)).records
+    assert records[0] == {
+        "query": "p1", "expected": "a", "kind": "positive", "lang": "en", "decided": None, "verdict": "miss",
+        "runs": ["a", None, "b"], "errors": [None, "RuntimeError: boom", None], "agreement": 0.0,
+        "prompt_tokens": 200.0, "seconds": 2.0, "score": pytest.approx(0.7), "top_k": [["a", 0.8], ["b", 0.5]],
+    }
+    assert records[1] == {
+        "query": "n1", "expected": None, "kind": "near-miss", "lang": "en", "decided": None, "verdict": "correct",
+        "runs": [None, None, None], "errors": [None, None, None], "agreement": 1.0,
+        "prompt_tokens": 10.0, "seconds": 0.5, "score": None, "top_k": None,
+    }
+
+
+def test_paired_comparison_counts_discordant_queries():
+    a = run_selector(scripted(MIXED_ANSWERS), MIXED, progress=False)  # right on q1 and n2
+    b = run_selector(scripted({**MIXED_ANSWERS, "q1": Decision(None), "q2": Decision("b"), "q3": Decision("a")}),
+                     list(reversed(MIXED)), progress=False)  # right on q2, q3 and n2; another order
+    comparison = paired_comparison("A", a, "B", b)
+    assert (comparison.queries, comparison.both_right, comparison.only_a_right, comparison.only_b_right,
+            comparison.both_wrong) == (5, 1, 1, 2, 1)
+    assert comparison.p_value == 1.0
+    assert comparison.discordant == [
+        {"query": "q1", "expected": "a", "decided": {"A": "a", "B": None}, "right": "A"},
+        {"query": "q2", "expected": "b", "decided": {"A": None, "B": "b"}, "right": "B"},
+        {"query": "q3", "expected": "a", "decided": {"A": "b", "B": "a"}, "right": "B"},
+    ]
+    assert comparison.verdict() == (
+        "3 discordant queries (A right on 1, B right on 2): exact McNemar p = 1.000 — no evidence of a difference "
+        "on these 5 queries (the rule used here: a difference is a finding only at p < 0.05)")
+    assert comparison.summary().splitlines()[2] == '  A right: expected a; A -> a, B -> None : "q1"'
+    assert comparison.to_dict()["verdict"] == comparison.verdict()
+
+
+def test_paired_comparison_names_a_finding_only_under_005():
+    queries = [q(f"p{i}", "a") for i in range(12)]
+    right = run_selector(scripted({x.query: Decision("a") for x in queries}), queries, progress=False)
+    wrong = run_selector(scripted({x.query: Decision(None) for x in queries}), queries, progress=False)
+    seven = paired_comparison("good", right[:7], "bad", wrong[:7])
+    assert seven.p_value == pytest.approx(2 / 2**7)
+    assert seven.verdict() == ("7 discordant queries (good right on 7, bad right on 0): exact McNemar p = 0.016 "
+                               "— good was right more often: a finding by the rule used here (p < 0.05), "
+                               "about these 7 queries")
+    five = paired_comparison("bad", wrong[:5], "good", right[:5])
+    assert five.p_value == 0.0625 and "p = 0.062 — no evidence of a difference on these 5 queries" in five.verdict()
+    assert "exact McNemar p < 0.001 — good was right more often" in paired_comparison(
+        "good", right, "bad", wrong).verdict()
+
+
+def test_paired_comparison_needs_the_same_queries():
+    a = run_selector(scripted(MIXED_ANSWERS), MIXED, progress=False)
+    with pytest.raises(ValueError, match="same queries"):
+        paired_comparison("A", a, "B", a[:4])
+    with pytest.raises(ValueError, match="same queries"):
+        paired_comparison("A", a + a[:1], "B", a + a[:1])
+    with pytest.raises(ValueError, match="different names"):
+        paired_comparison("A", a, "A", a)
 
 
 def test_long_queries_are_shortened_on_one_line():
     assert shorten("a\nb") == "a b"
     assert shorten("x" * 100, 10) == "x" * 9 + "…"
+
+
+def test_rate_bars_draw_each_rate_with_its_interval():
+    from matplotlib.container import BarContainer
+    from matplotlib.figure import Figure
+
+    from course_utils.plots import rate_bars
+
+    full = evaluate("model", run_selector(scripted(MIXED_ANSWERS), MIXED, progress=False))
+    nones = evaluate("similarity", run_selector(scripted({"n1": Decision(None)}), [q("n1", None)], progress=False))
+    ax = rate_bars(Figure().subplots(), [full, nones])
+    model_bars, similarity_bars = [c for c in ax.containers if isinstance(c, BarContainer)]
+    assert [b.get_height() for b in model_bars] == pytest.approx([2 / 5, 1 / 3, 1 / 2])
+    whiskers = model_bars.errorbar.lines[2][0].get_segments()
+    assert [y for w in whiskers for _, y in w] == pytest.approx(
+        [*full.accuracy_ci, *full.positive_accuracy_ci, *full.none_accuracy_ci])
+    assert [b.get_height() for b in similarity_bars] == [1.0, 1.0]  # no must-trigger query: no bar
+    assert [t.get_text() for t in ax.texts] == ["2/5", "1/3", "1/2", "1/1", "n/a", "1/1"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["model", "similarity"]
