@@ -14,6 +14,9 @@ from course_utils.skills import SkillLoader
 from course_utils.tokens import estimate_tokens
 
 SELECTORS = ("model", "similarity", "hybrid")
+SAMPLING_TEMPERATURE = 0.7
+"""The temperature of repeated runs on the local backend when --temperature is not given: greedy
+decoding gives the same decision every run, so repeating it would measure nothing."""
 
 
 def validate(args: argparse.Namespace) -> int:
@@ -64,7 +67,7 @@ def eval_trigger(args: argparse.Namespace) -> int:
     Exit 0 when every decision was made, 1 when some failed (the report says why), 2 on bad input.
     """
     from course_utils.agent import UntrustedSkillRoot, load_trusted_skills
-    from course_utils.client import backend_name, make_client
+    from course_utils.client import backend_of, make_client
     from course_utils.evaluation import comparison_table, evaluate, paired_comparison, run_selector
     from course_utils.queries import QuerySetError, load_queries
     from course_utils.selection import SimilaritySelector, hybrid_selector, pick_by_model
@@ -94,22 +97,29 @@ def eval_trigger(args: argparse.Namespace) -> int:
         return _refuse(str(err))
     try:
         client = make_client(args.backend)
-        backend = backend_name(client)
+        backend = backend_of(client)
         selectors = {}  # name -> (selector, runs per query)
-        model_runs = args.runs or (1 if backend == "local" else 3)  # Gemini samples; local decodes greedily
+        model_runs = args.runs or (1 if backend.name == "local" else 3)  # Gemini samples; local decodes greedily
+        temperature = args.temperature
+        if temperature is None and backend.name == "local" and model_runs > 1:
+            temperature = SAMPLING_TEMPERATURE
         if "model" in names:
-            selectors["model"] = (lambda q: pick_by_model(client, loader, q), model_runs)
+            selectors["model"] = (lambda q: pick_by_model(client, loader, q, temperature=temperature), model_runs)
         if "similarity" in names or "hybrid" in names:
             similarity = SimilaritySelector(client, loader, threshold=args.threshold, k=args.k)
         if "similarity" in names:
             selectors["similarity"] = (similarity, 1)  # embeddings are deterministic
         if "hybrid" in names:  # the top k by similarity, then the model decides among them
-            selectors["hybrid"] = (hybrid_selector(client, loader, similarity, k=args.k), model_runs)
+            selectors["hybrid"] = (hybrid_selector(client, loader, similarity, k=args.k, temperature=temperature),
+                                   model_runs)
     except Exception as err:  # no key, no model files, backend down: say so in one line
         print(f"eval-trigger: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
         return 1
-    print(f"{len(queries)} queries from {args.queries}, {len(loader.skills)} skills from {args.skills}, "
-          f"backend {backend}")
+    decoding = ("greedy" if temperature == 0 or (temperature is None and backend.name == "local")
+                else f"temperature {temperature}" if temperature is not None else "the model's default temperature")
+    print(f"{len(queries)} queries from {args.queries}, {len(loader.skills)} skills from {args.skills}\n"
+          f"backend {backend.name}: decisions by {backend.generation_label()}, {model_runs} run(s) per query, "
+          f"{decoding}; similarity by {backend.embedding_label()}")
     outcomes, reports = {}, []
     for name, (selector, runs) in selectors.items():
         outcomes[name] = run_selector(selector, queries, runs=runs, name=name)
@@ -124,7 +134,9 @@ def eval_trigger(args: argparse.Namespace) -> int:
         extra = {"threshold": similarity.threshold} if "similarity" in selectors else {}
         if "hybrid" in selectors:
             extra["k"] = args.k
-        payload = {"backend": backend, "skills": str(args.skills), "queries": str(args.queries), **extra,
+        payload = {"backend": backend.name, "generation_model": backend.generation_label(),
+                   "embedding_model": backend.embedding_label(), "runs": model_runs, "decoding": decoding,
+                   "skills": str(args.skills), "queries": str(args.queries), **extra,
                    "selectors": {r.selector: r.to_dict() for r in reports},
                    "comparisons": [c.to_dict() for c in comparisons]}
         args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -132,7 +144,7 @@ def eval_trigger(args: argparse.Namespace) -> int:
         print(f"JSON written to {args.json}")
     if args.plot:
         _save_histogram(args.plot, outcomes["similarity"], similarity.threshold,
-                        f"Top-1 similarity scores, {args.queries.name} ({backend})")
+                        f"Top-1 cosine scores, {args.queries.name} ({backend.embedding_label()})")
         print(f"Histogram written to {args.plot}")
     return 1 if any(r.errors for r in reports) else 0
 
@@ -181,6 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="how many nearest skills similarity reports and hybrid shows the model (default 3)")
     command.add_argument("--runs", type=int,
                          help="runs per query for model and hybrid (default: 1 local, 3 Gemini)")
+    command.add_argument("--temperature", type=float,
+                         help=f"sampling temperature of model and hybrid (default: greedy for one local run, "
+                              f"{SAMPLING_TEMPERATURE} for several local runs, Gemini's default on Gemini)")
     command.add_argument("--backend", choices=("auto", "local", "gemini"), default="auto")
     command.add_argument("--json", type=Path, metavar="PATH", help="write the reports as JSON")
     command.add_argument("--plot", type=Path, metavar="PATH", help="save the histogram of similarity's top-1 scores (PNG)")

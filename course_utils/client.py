@@ -8,6 +8,7 @@ The local client is a real ``genai.Client`` whose HTTP goes to an in-process app
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import httpx
 from google import genai
@@ -21,6 +22,39 @@ BACKENDS = ("auto", "gemini", "local")
 RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504]
 REQUEST_TIMEOUT_MS = 120_000
 """A Gemini request with no answer after two minutes ends in a ReadTimeout, which the client retries."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    """What answers a client's requests: the backend's name and the models that really run.
+
+    On the local backend the Gemini model names are answered by local models; labels name those,
+    so a local result is never shown under a Gemini model's name.
+    """
+
+    name: str  # "local" or "gemini"
+    generation_model: str
+    embedding_model: str
+
+    def generation_label(self) -> str:
+        """The model that made a decision, e.g. 'Qwen2.5-Coder-1.5B (local)' or 'gemini-2.5-flash'."""
+        return f"{self.generation_model} (local)" if self.name == "local" else self.generation_model
+
+    def embedding_label(self, model: str = EMBEDDING_MODEL) -> str:
+        """The encoder behind the embedding model name `model`, e.g. 'multilingual USE v3 (local)'."""
+        if self.name != "local":
+            return model
+        from course_utils.local.embed import DISPLAY_NAMES
+
+        return f"{DISPLAY_NAMES.get(model, self.embedding_model)} (local)"
+
+
+GEMINI = Backend("gemini", GENERATION_MODEL, EMBEDDING_MODEL)
+
+
+def backend_of(client: genai.Client) -> Backend:
+    """The backend `make_client` attached to `client`; a client built any other way is Gemini."""
+    return getattr(client, "course_backend", GEMINI)
 
 
 def gemini_key() -> str | None:
@@ -43,8 +77,10 @@ def gemini_client() -> genai.Client:
             "Without a key, make_client() uses the local backend, which runs offline on "
             "local models (`python -m course_utils models fetch` downloads them once)."
         )
-    return genai.Client(api_key=key,
-                        http_options=types.HttpOptions(retry_options=retry_options(), timeout=REQUEST_TIMEOUT_MS))
+    client = genai.Client(api_key=key,
+                          http_options=types.HttpOptions(retry_options=retry_options(), timeout=REQUEST_TIMEOUT_MS))
+    client.course_backend = GEMINI
+    return client
 
 
 def local_client(local_model: str | None = None) -> genai.Client:
@@ -52,23 +88,23 @@ def local_client(local_model: str | None = None) -> genai.Client:
     from course_utils.local.app import get_app
 
     app = get_app(local_model)
-    return genai.Client(api_key="local", http_options=types.HttpOptions(
+    client = genai.Client(api_key="local", http_options=types.HttpOptions(
         base_url=LOCAL_BASE_URL, api_version="v1beta",
         httpx_client=httpx.Client(transport=httpx.WSGITransport(app=app.wsgi),
                                   base_url=LOCAL_BASE_URL),
         httpx_async_client=httpx.AsyncClient(transport=httpx.ASGITransport(app=app.asgi),
                                              base_url=LOCAL_BASE_URL),
     ))
+    client.course_backend = local_backend(app.llm_name)
+    return client
 
 
-def _local_banner(local_model: str | None) -> str:
-    from course_utils.local.llm import default_llm_name
-    from course_utils.local.models import get_spec
+def local_backend(llm_name: str, embedder: str | None = None) -> Backend:
+    """The local models that answer for the Gemini names: a Qwen2.5-Coder size, and USE (or E5)."""
+    from course_utils.local.embed import DISPLAY_NAMES, USE_NAME
 
-    name = local_model or default_llm_name()
-    size = get_spec(name).name.removeprefix("qwen2.5-coder-").upper()
-    return (f"Backend: local (Qwen2.5-Coder-{size} + multilingual USE, in-process). "
-            "Set GEMINI_API_KEY to use Gemini.")
+    size = llm_name.removeprefix("qwen2.5-coder-").upper()
+    return Backend("local", f"Qwen2.5-Coder-{size}", DISPLAY_NAMES[embedder or USE_NAME])
 
 
 def make_client(backend: str = "auto", *, local_model: str | None = None,
@@ -84,7 +120,9 @@ def make_client(backend: str = "auto", *, local_model: str | None = None,
                   "to run offline.")
     else:
         client = local_client(local_model)
-        banner = _local_banner(local_model)
+        backend = backend_of(client)
+        banner = (f"Backend: local ({backend.generation_model} answering for {GENERATION_MODEL}, "
+                  f"{backend.embedding_model} for {EMBEDDING_MODEL}; in-process). Set GEMINI_API_KEY to use Gemini.")
     if verbose:
         print(banner)
     return client
@@ -92,5 +130,4 @@ def make_client(backend: str = "auto", *, local_model: str | None = None,
 
 def backend_name(client: genai.Client) -> str:
     """"local" for a client served by the in-process app, "gemini" otherwise."""
-    base_url = client._api_client._http_options.base_url or ""
-    return "local" if base_url.rstrip("/") == LOCAL_BASE_URL else "gemini"
+    return backend_of(client).name

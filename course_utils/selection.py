@@ -56,13 +56,15 @@ Selector = Callable[[str], Decision]
 
 
 def pick_by_model(client: genai.Client, loader: SkillLoader, query: str, model: str = GENERATION_MODEL,
-                  max_output_tokens: int | None = None) -> Decision:
+                  max_output_tokens: int | None = None, temperature: float | None = None) -> Decision:
     """One `generate_content` with the catalog and the activate tool; read only the first turn's call.
 
     Automatic function calling is off, so nothing is executed: the decision is the `activate_skill`
     call the model makes (or not) on its first turn. On the local backend the answer is capped at
     `LOCAL_DECISION_TOKENS` unless `max_output_tokens` says otherwise; Gemini is left uncapped
-    (its thinking tokens count against the cap).
+    (its thinking tokens count against the cap). `temperature` None keeps the backend's default:
+    greedy on the local backend (the same query always gets the same decision), Gemini's own default
+    (it samples); give one to sample, and run the query several times to measure how stable it is.
     """
     if max_output_tokens is None and backend_name(client) == "local":
         max_output_tokens = LOCAL_DECISION_TOKENS
@@ -71,6 +73,7 @@ def pick_by_model(client: genai.Client, loader: SkillLoader, query: str, model: 
         tools=[loader.tool(ACTIVATE)],
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         max_output_tokens=max_output_tokens,
+        temperature=temperature,
     )
     start = time.perf_counter()
     response = client.models.generate_content(model=model, contents=query, config=config)
@@ -236,7 +239,7 @@ class SimilaritySelector:
 
 
 def pick_hybrid(client: genai.Client, loader: SkillLoader, selector: SimilaritySelector, query: str, k: int = 3,
-                model: str = GENERATION_MODEL) -> Decision:
+                model: str = GENERATION_MODEL, temperature: float | None = None) -> Decision:
     """Shortlist the `k` skills nearest the query by similarity, then let the model decide among them.
 
     The reference solution of the exercise in `notebooks/07_hybrid_exercise.ipynb`. Similarity
@@ -254,12 +257,12 @@ def pick_hybrid(client: genai.Client, loader: SkillLoader, selector: SimilarityS
     start = time.perf_counter()
     row = selector.scores([query])[0]
     top = selector.top(row, k)
-    decision = pick_by_model(client, loader.subset(name for name, _ in top), query, model=model)
+    decision = pick_by_model(client, loader.subset(name for name, _ in top), query, model=model, temperature=temperature)
     return dataclasses.replace(decision, seconds=time.perf_counter() - start, score=top[0][1], top_k=tuple(top))
 
 
 def hybrid_selector(client: genai.Client, loader: SkillLoader, selector: SimilaritySelector | None = None,
-                    k: int = 3, model: str = GENERATION_MODEL) -> Selector:
+                    k: int = 3, model: str = GENERATION_MODEL, temperature: float | None = None) -> Selector:
     """`pick_hybrid` as a selector `(query) -> Decision`, for `run_selector` and `eval-trigger`.
 
     Without `selector`, a `SimilaritySelector` with the backend's defaults is built (the
@@ -270,6 +273,6 @@ def hybrid_selector(client: genai.Client, loader: SkillLoader, selector: Similar
     selector = SimilaritySelector(client, loader) if selector is None else selector
 
     def select(query: str) -> Decision:
-        return pick_hybrid(client, loader, selector, query, k=k, model=model)
+        return pick_hybrid(client, loader, selector, query, k=k, model=model, temperature=temperature)
 
     return select

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 from google.genai import types
 
+from course_utils.client import local_backend
 from course_utils.selection import ACTIVATE
 from course_utils.skills import SkillLoader
 
@@ -28,9 +29,8 @@ class FakeModels:
 
 
 def fake_client():
-    """Enough of a genai.Client for pick_by_model: `.models`, and a base URL for backend_name."""
-    api = SimpleNamespace(_http_options=SimpleNamespace(base_url="http://local-gemini"))
-    return SimpleNamespace(models=FakeModels(), _api_client=api)
+    """Enough of a genai.Client for pick_by_model: `.models`, and the local backend as make_client attaches it."""
+    return SimpleNamespace(models=FakeModels(), course_backend=local_backend("qwen2.5-coder-1.5b"))
 
 
 class FakeSelector:

@@ -62,8 +62,9 @@ MODEL_RUNS = {  # a scripted model, three runs per query: the skill of each run,
 }
 
 
-def scripted_pick_by_model(client, loader, query: str) -> Decision:
+def scripted_pick_by_model(client, loader, query: str, temperature: float | None = None) -> Decision:
     """A stand-in for `pick_by_model` that plays `MODEL_RUNS` in order, with no model behind it."""
+    scripted_pick_by_model.temperatures.add(temperature)
     answer = MODEL_RUNS[query][scripted_pick_by_model.calls[query]]
     scripted_pick_by_model.calls[query] += 1
     if isinstance(answer, Exception):
@@ -75,9 +76,10 @@ def test_two_selectors_write_records_and_a_paired_comparison(tmp_path, monkeypat
     """In-process, the model scripted and similarity real (local embeddings): the JSON keeps every run
     and compares the two selectors query by query."""
     from course_utils import selection
-    from course_utils.cli import main
+    from course_utils.cli import SAMPLING_TEMPERATURE, main
 
     scripted_pick_by_model.calls = Counter()
+    scripted_pick_by_model.temperatures = set()
     monkeypatch.setattr(selection, "pick_by_model", scripted_pick_by_model)
     for key in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
         monkeypatch.delenv(key, raising=False)
@@ -87,6 +89,11 @@ def test_two_selectors_write_records_and_a_paired_comparison(tmp_path, monkeypat
                  "--json", str(tmp_path / "report.json")])
     assert code == 0  # a failed run is not a failed decision: every query was decided
     data = json.loads((tmp_path / "report.json").read_text())
+    # several local runs sample at a stated temperature (greedy runs would all agree), and labels name what ran
+    assert scripted_pick_by_model.temperatures == {SAMPLING_TEMPERATURE}
+    assert (data["runs"], data["decoding"]) == (3, f"temperature {SAMPLING_TEMPERATURE}")
+    assert data["generation_model"].startswith("Qwen2.5-Coder-") and data["generation_model"].endswith("(local)")
+    assert data["embedding_model"] == "multilingual USE v3 (local)"
     model, similarity = data["selectors"]["model"], data["selectors"]["similarity"]
     assert [r["decided"] for r in model["records"]] == [
         "leave-balance-calculator", None, "meeting-notes-summarizer", None, None]  # csv: a 1-1 tie decides none

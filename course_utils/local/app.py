@@ -361,7 +361,8 @@ def _generation_options(request: Json) -> dict[str, Any]:
     config = request.get("generationConfig") or {}
     if not isinstance(config, dict):
         raise _invalid("generationConfig must be an object.")
-    return {"temperature": config.get("temperature"), "max_tokens": config.get("maxOutputTokens")}
+    return {"temperature": config.get("temperature"), "max_tokens": config.get("maxOutputTokens"),
+            "seed": config.get("seed")}
 
 
 def generate_content(request: Json, target: Target) -> Json:

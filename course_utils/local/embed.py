@@ -20,6 +20,7 @@ import numpy as np
 USE_NAME = "use-multilingual-v3"
 E5_NAME = "multilingual-e5-small"
 DIMENSIONS = {USE_NAME: 512, E5_NAME: 384}
+DISPLAY_NAMES = {USE_NAME: "multilingual USE v3", E5_NAME: "multilingual E5-small"}
 THREADS = 2  # the default of 4 threads was ~20x slower on the 2-core machine
 _LOCK = threading.Lock()
 

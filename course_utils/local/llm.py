@@ -1,16 +1,27 @@
 """The local LLM: a Qwen2.5-Coder GGUF file run in-process by llama.cpp (``xllamacpp``).
 
 One ``xllamacpp.Server`` per model and process, created on first use. Decoding is greedy unless
-a temperature is given; the KV cache of the previous prompt is kept (``cache_prompt``), so a
-request that shares a long prefix with the previous one (the same system instruction and
-catalog) only processes its new tokens. llama.cpp's logs are silenced.
+a temperature is given. llama.cpp's logs are silenced.
+
+Same prompt, same answer, whatever ran before. llama.cpp keeps the KV cache of the previous prompt
+and reuses its longest common prefix, but a token's values depend (in the last bits) on the batch it
+was computed in, so a prompt reached from different histories could decode differently (the
+llama.cpp server documents that ``cache_prompt`` can make results nondeterministic). Here the
+prompt is rendered as text (Qwen's ChatML, as its chat template writes it) and cut at *checkpoints*
+that depend on the text alone: after each message, and at paragraph breaks inside a long system
+message. Each piece between two checkpoints is computed as one batch that starts at the previous
+checkpoint (followed by a sentinel token, which the next piece overwrites), and the final request
+only computes the assistant header and the answer. Every token is therefore computed the same way
+for the same text, while the shared prefix (the system instruction and catalog) is still computed
+once per process and reused.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +30,11 @@ from course_utils.local.models import DEFAULT_MODEL, get_spec, require_model
 LLM_ENV = "COURSE_LOCAL_LLM"
 CONTEXT_TOKENS = 8192
 DEFAULT_MAX_OUTPUT_TOKENS = 512
+SENTINEL = "<|endoftext|>"
+"""Ends every prefill piece: a token no rendered message contains, so the next request's common
+prefix with the cache stops exactly at the piece's checkpoint."""
+MIN_PIECE_CHARS = 400
+"""A paragraph break inside a message is a checkpoint once the piece since the last one is this long."""
 _CACHE: dict[str, LocalLLM] = {}
 _CACHE_LOCK = threading.Lock()
 
@@ -50,6 +66,60 @@ class Completion:
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str  # "stop" or "length"
+    cached_tokens: int = 0  # prompt tokens reused from the KV cache instead of computed
+
+
+def _message_text(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    return content if isinstance(content, str) else ""
+
+
+def render_chatml(messages: Sequence[Message]) -> tuple[str, list[int]]:
+    """The prompt as Qwen2.5's chat template writes it (no ``tools`` passed), and its checkpoints.
+
+    Checkpoints are character offsets that depend on the text alone: the end of each message
+    (consecutive tool messages share one ``user`` turn, as the template groups them) and, inside
+    a message, the paragraph breaks that close a piece of at least ``MIN_PIECE_CHARS``.
+    The text ends with the generation header ``<|im_start|>assistant\n``.
+    """
+    parts: list[str] = []
+    cuts: list[int] = []
+    length = 0
+
+    def add(text: str, breaks: bool = False) -> None:
+        nonlocal length
+        if breaks:
+            last = cuts[-1] if cuts else 0
+            for match in re.finditer(r"\n\n", text):
+                at = length + match.end()
+                if at - last >= MIN_PIECE_CHARS:
+                    cuts.append(at)
+                    last = at
+        parts.append(text)
+        length += len(text)
+
+    items = list(messages)
+    if not items or items[0].get("role") != "system":
+        add("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n")
+        cuts.append(length)
+    for index, message in enumerate(items):
+        role, text = message.get("role"), _message_text(message)
+        if role == "tool":
+            if index == 0 or items[index - 1].get("role") != "tool":
+                add("<|im_start|>user")
+            add("\n<tool_response>\n")
+            add(text, breaks=True)
+            add("\n</tool_response>")
+            if index == len(items) - 1 or items[index + 1].get("role") != "tool":
+                add("<|im_end|>\n")
+                cuts.append(length)
+            continue
+        add(f"<|im_start|>{role}\n")
+        add(text, breaks=True)
+        add("<|im_end|>\n")
+        cuts.append(length)
+    add("<|im_start|>assistant\n")
+    return "".join(parts), cuts
 
 
 def default_llm_name() -> str:
@@ -60,7 +130,7 @@ def default_llm_name() -> str:
 
 
 class LocalLLM:
-    """A loaded GGUF chat model; thread-safe (llama.cpp queues requests)."""
+    """A loaded GGUF chat model; thread-safe (one request at a time, under a lock)."""
 
     def __init__(self, name: str, context: int = CONTEXT_TOKENS) -> None:
         import xllamacpp
@@ -69,6 +139,9 @@ class LocalLLM:
         self.context = context
         self.path = require_model(name)
         self._server = xllamacpp.Server(self._params(xllamacpp))
+        self._lock = threading.Lock()
+        self._pieces: list[str] = []  # the checkpoint prefixes the KV cache holds (see _prefill)
+        self._dirty = False  # the cache holds tokens past the last piece (an answer)
 
     def _params(self, xllamacpp) -> Any:
         params = xllamacpp.CommonParams()
@@ -76,7 +149,7 @@ class LocalLLM:
         params.n_ctx = self.context
         params.n_parallel = 1  # one slot: its KV cache is the reused prompt prefix
         params.cache_prompt = True
-        params.use_jinja = True  # the model's own chat template (Qwen's ChatML)
+        params.cache_ram_mib = 0  # no host-memory prompt cache: what the slot holds is only what `_prefill` left
         params.cpuparams.n_threads = os.cpu_count() or 1
         params.cpuparams_batch.n_threads = os.cpu_count() or 1
         params.sampling.temp = 0.0
@@ -85,26 +158,71 @@ class LocalLLM:
         return params
 
     def chat(self, messages: Sequence[Message], *, grammar: str | None = None,
-             temperature: float | None = None, max_tokens: int | None = None) -> Completion:
-        """Run one chat completion, optionally constrained by a llama.cpp grammar."""
+             temperature: float | None = None, max_tokens: int | None = None,
+             seed: int | None = None) -> Completion:
+        """Run one chat completion, optionally constrained by a llama.cpp grammar.
+
+        Greedy (temperature 0) unless a temperature is given; then ``seed`` makes the sample
+        repeatable. Either way the prompt is computed the same way whatever ran before (module
+        docstring), so greedy answers and token counts depend on the messages alone.
+        """
+        text, cuts = render_chatml(messages)
         request: dict[str, Any] = {
-            "messages": list(messages),
-            "max_tokens": max_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
+            "prompt": text,
+            "n_predict": max_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
             "temperature": 0.0 if temperature is None else temperature,
             "cache_prompt": True,
         }
+        if seed is not None:
+            request["seed"] = seed
         if grammar is not None:
             request["grammar"] = grammar
-        response = self._server.handle_chat_completions(request)
-        if "error" in response:
-            raise self._error(response["error"])
+        with self._lock:
+            try:
+                self._prefill(text, cuts)
+            except ContextOverflow:
+                pass  # the request below reports the whole prompt's size
+            self._dirty = True
+            response = self._complete(request)
         choice, usage = response["choices"][0], response["usage"]
         return Completion(
-            text=choice["message"].get("content") or "",
+            text=choice.get("text") or "",
             prompt_tokens=usage["prompt_tokens"],
             completion_tokens=usage["completion_tokens"],
             finish_reason=choice.get("finish_reason") or "stop",
+            cached_tokens=int((response.get("timings") or {}).get("cache_n", 0)),
         )
+
+    def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
+        response = self._server.handle_completions(request)
+        if "error" in response:
+            raise self._error(response["error"])
+        return response
+
+    def _compute(self, prompt: str) -> None:
+        """Compute `prompt` into the cache (one new piece and the sentinel); nothing is sampled."""
+        self._complete({"prompt": prompt, "n_predict": 1, "temperature": 0.0, "cache_prompt": True})
+
+    def _prefill(self, text: str, cuts: Sequence[int]) -> None:
+        """Leave in the cache exactly the checkpoints of `text`, each piece computed from the last.
+
+        ``self._pieces`` lists the checkpoint prefixes the cache holds, computed this way. The
+        common ones are kept; if the cache holds anything past them (the previous answer, or
+        another prompt's pieces), a sentinel at the last common checkpoint cuts it off (or, with
+        nothing in common, a lone sentinel empties the cache); then each missing piece is computed.
+        """
+        checkpoints = [text[:cut] for cut in cuts]
+        kept = 0
+        while (kept < len(checkpoints) and kept < len(self._pieces)
+               and self._pieces[kept] == checkpoints[kept]):
+            kept += 1
+        if self._dirty or kept < len(self._pieces):
+            self._pieces = self._pieces[:kept]
+            self._compute((checkpoints[kept - 1] if kept else "") + SENTINEL)
+            self._dirty = False
+        for checkpoint in checkpoints[kept:]:
+            self._compute(checkpoint + SENTINEL)
+            self._pieces.append(checkpoint)
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
         """The prompt tokens of these messages, counted by the model's own tokenizer.

@@ -1,0 +1,97 @@
+"""The same request gets the same answer on the local backend, whatever ran before it.
+
+llama.cpp reuses the KV cache of the previous prompt, and a token's values depend on the batch it
+was computed in; `course_utils.local.llm` computes every prompt in pieces cut at checkpoints that
+depend on the text alone (see its docstring). These tests check the rendering and the checkpoints
+without a model, and the decisions with the real model: forward, reversed, and in a fresh process.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from course_utils.local.llm import MIN_PIECE_CHARS, render_chatml
+from course_utils.paths import DATA_DIR, SKILLS_DIR
+
+
+def test_rendering_is_qwens_chatml_with_tool_turns_grouped():
+    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "Q"},
+                {"role": "assistant", "content": '{"name": "f", "arguments": {}}'},
+                {"role": "tool", "content": "R1"}, {"role": "tool", "content": "R2"}]
+    text, cuts = render_chatml(messages)
+    assert text == ("<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nQ<|im_end|>\n"
+                    '<|im_start|>assistant\n{"name": "f", "arguments": {}}<|im_end|>\n'
+                    "<|im_start|>user\n<tool_response>\nR1\n</tool_response>\n<tool_response>\nR2\n</tool_response>"
+                    "<|im_end|>\n<|im_start|>assistant\n")
+    assert [text[:c].endswith("<|im_end|>\n") for c in cuts] == [True] * 4  # one per turn, tools grouped
+    assert cuts[-1] == len(text) - len("<|im_start|>assistant\n")
+
+
+def test_checkpoints_depend_on_the_text_before_them_only():
+    """A long system message is cut at paragraph breaks; the cuts of a shared beginning do not
+    depend on what follows it (so two catalogs with the same instructions share those pieces)."""
+    paragraph = "word " * (MIN_PIECE_CHARS // 5) + "\n\n"
+    first, cuts_a = render_chatml([{"role": "system", "content": paragraph * 3 + "catalog A"},
+                                   {"role": "user", "content": "q"}])
+    second, cuts_b = render_chatml([{"role": "system", "content": paragraph * 3 + "another catalog"},
+                                    {"role": "user", "content": "q"}])
+    shared = [c for c in cuts_a if c <= len("<|im_start|>system\n") + 3 * len(paragraph)]
+    assert len(shared) == 3 and shared == cuts_b[:3]
+    assert all(first[:c] == second[:c] for c in shared)
+    assert all(b - a >= MIN_PIECE_CHARS for a, b in zip([0, *cuts_a], cuts_a[:3]))
+
+
+@pytest.fixture(scope="module")
+def workplace():
+    from course_utils.queries import load_queries
+    from course_utils.skills import SkillLoader
+
+    loader = SkillLoader.from_root(SKILLS_DIR / "workplace")
+    return loader, [q.query for q in load_queries(DATA_DIR / "trigger_eval.yaml", loader.names)]
+
+
+def _decide(client, loader, queries):
+    from course_utils.selection import pick_by_model
+
+    return [(d.skill, d.prompt_tokens, d.error) for d in (pick_by_model(client, loader, q) for q in queries)]
+
+
+@pytest.mark.model
+def test_30_queries_decide_the_same_forward_reversed_and_in_a_fresh_process(local_client, workplace):
+    loader, queries = workplace
+    forward = _decide(local_client, loader, queries)
+    backward = _decide(local_client, loader, queries[::-1])[::-1]
+    assert forward == backward
+    script = ("import json, sys; from course_utils.client import make_client; from course_utils.skills import SkillLoader; "
+              "from course_utils.selection import pick_by_model; c = make_client('local', verbose=False); "
+              "l = SkillLoader.from_root(sys.argv[1]); "
+              "print(json.dumps([(d.skill, d.prompt_tokens, d.error) for d in "
+              "(pick_by_model(c, l, q) for q in json.loads(sys.argv[2]))]))")
+    sample = [queries[i] for i in (17, 3, 29)]  # a fresh process, starting with a query from the middle
+    fresh = subprocess.run([sys.executable, "-c", script, str(SKILLS_DIR / "workplace"), json.dumps(sample)],
+                           capture_output=True, text=True, timeout=600, check=True)
+    assert [tuple(d) for d in json.loads(fresh.stdout.splitlines()[-1])] == [forward[i] for i in (17, 3, 29)]
+
+
+@pytest.mark.model
+def test_the_shared_prefix_is_reused_between_decisions(local_client, workplace):
+    """Determinism does not cost the cache: a second decision computes only its query and header."""
+    from course_utils.local.llm import get_llm
+    from course_utils.selection import pick_by_model
+
+    loader, queries = workplace
+    pick_by_model(local_client, loader, queries[0])
+    llm, seen = get_llm(), []
+    original = llm._complete
+    llm._complete = lambda request: seen.append(original(request)) or seen[-1]
+    try:
+        decision = pick_by_model(local_client, loader, queries[1])
+    finally:
+        del llm._complete
+    final = seen[-1]["timings"]
+    assert final["cache_n"] + final["prompt_n"] == decision.prompt_tokens
+    assert final["prompt_n"] <= 5  # only the assistant header (and no piece of the system prompt) is new
+    assert sum(r["timings"]["prompt_n"] for r in seen) < 120  # the catalog was not computed again
