@@ -188,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--selectors", default="model,similarity",
                          help="comma-separated: model, similarity, hybrid (the top k by similarity, then the "
                               "model; lesson 07); default model,similarity")
-    command.add_argument("--threshold", type=float, help="similarity's cosine threshold (default: the backend's placeholder)")
+    command.add_argument("--threshold", type=float, help="similarity's cosine threshold (default: the backend's, fitted on data/dev for the local encoder)")
     command.add_argument("--k", type=int, default=3,
                          help="how many nearest skills similarity reports and hybrid shows the model (default 3)")
     command.add_argument("--runs", type=int,

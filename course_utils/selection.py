@@ -29,9 +29,11 @@ from course_utils.tokens import estimate_tokens
 ACTIVATE = "activate_skill"
 LOCAL_DECISION_TOKENS = 64
 """Output cap of a local decision: a call is ~25 tokens; a declined decision's text is never read."""
-DEFAULT_THRESHOLDS = {"local": 0.25, "gemini": 0.6}
-"""Placeholder cosine thresholds per backend (each embedding model has its own score scale);
-lesson 06 fits one on data."""
+DEFAULT_THRESHOLDS = {"local": 0.16, "gemini": 0.6}
+"""Default cosine thresholds per backend (each embedding model has its own score scale).
+local: fitted on the development sets (data/dev/, EN + FR pooled, 90 queries) with
+`thresholds.best_threshold` on multilingual USE v3 scores: 0.156, dev accuracy 0.711 (2026-11-30).
+gemini: a placeholder, fitted on no data (no key on the machine that fitted the local one)."""
 EMBED_BATCH = 100
 """The most texts one `batchEmbedContents` request carries on Gemini."""
 
@@ -186,7 +188,7 @@ def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 class SimilaritySelector:
     """Pick the skill whose description is nearest the query (cosine), if it clears a threshold.
 
-    `threshold=None` takes the backend's placeholder from `DEFAULT_THRESHOLDS`.
+    `threshold=None` takes the backend's default from `DEFAULT_THRESHOLDS`.
     Descriptions are embedded once, when the selector is built. With `cache=True` every vector
     (descriptions and queries) goes through the on-disk `EmbeddingCache`, so a rerun embeds nothing.
     """
