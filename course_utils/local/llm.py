@@ -79,7 +79,8 @@ def render_chatml(messages: Sequence[Message]) -> tuple[str, list[int]]:
 
     Checkpoints are character offsets that depend on the text alone: the end of each message
     (consecutive tool messages share one ``user`` turn, as the template groups them) and, inside
-    a message, the paragraph breaks that close a piece of at least ``MIN_PIECE_CHARS``.
+    a message, the paragraph breaks (a blank line before text) that close a piece of at least
+    ``MIN_PIECE_CHARS``: a cut there leaves the tokens on both sides as they are in the whole text.
     The text ends with the generation header ``<|im_start|>assistant\n``.
     """
     parts: list[str] = []
@@ -90,7 +91,7 @@ def render_chatml(messages: Sequence[Message]) -> tuple[str, list[int]]:
         nonlocal length
         if breaks:
             last = cuts[-1] if cuts else 0
-            for match in re.finditer(r"\n\n", text):
+            for match in re.finditer(r"\n\n(?=\S)", text):
                 at = length + match.end()
                 if at - last >= MIN_PIECE_CHARS:
                     cuts.append(at)
