@@ -1,4 +1,5 @@
-"""Every lesson is stored without outputs and executes headless, top to bottom."""
+"""Every lesson is stored without outputs, executes headless, top to bottom, and titles its figures with what ran."""
+import re
 import subprocess
 import sys
 
@@ -49,3 +50,18 @@ def test_executes_headless(path):
     notebook = nbformat.read(out / path.name, as_version=4)
     errors = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert errors == []
+
+
+TITLE_CALL = re.compile(r"set_title\(|suptitle\(|threshold_figure\(|ThresholdExplorer\(")
+MODEL_NAME = re.compile(r"EMBEDDING_MODEL|GENERATION_MODEL|\.model\b|gemini-")
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_figure_titles_name_what_ran(path):
+    """A title built from a requested model name (`gemini-embedding-2`, `EMBEDDING_MODEL`, `selector.model`)
+    would put a Gemini name on a local result: titles use `backend_of(client)` labels, or say 'cited'."""
+    notebook = nbformat.read(path, as_version=4)
+    bad = [line.strip() for cell in notebook.cells if cell.cell_type == "code" for line in cell.source.splitlines()
+           if TITLE_CALL.search(line) and MODEL_NAME.search(line) and "cited" not in line]
+    assert bad == [], f"{path.name}: label the figure with backend_of(client).generation_label()/embedding_label():\n" \
+                      + "\n".join(bad)
