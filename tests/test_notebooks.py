@@ -9,8 +9,10 @@ import pytest
 from course_utils.paths import BUILD_DIR, NOTEBOOKS_DIR
 
 LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
-LESSON_TIMEOUT = 900
-"""Seconds one lesson may take here; the slowest takes a few minutes on 2 cores."""
+LESSON_TIMEOUT = 1500
+"""Seconds one lesson may take here. Lesson 08 ran past 600 s on a quiet 2-core machine of this kind
+(2026-11-30) once its description fix became a protocol (a candidate catalog's prompt is computed once per
+edit); the limit turns a hang into a failure that names the lesson."""
 
 
 def test_the_course_has_its_nine_lessons_each_ending_with_a_checklist():
