@@ -1,37 +1,106 @@
-"""Checkers for the lessons' exercises: run the learner's function, explain in plain words what is wrong.
+"""The lesson 07 exercise: its hints, and a checker that judges what the learner's `pick_hybrid` does.
 
-Used in `notebooks/07_hybrid_exercise.ipynb`. A checker never raises: whatever the learner's code
-does (not written yet, crashes, returns the wrong thing, sends the model too much), it prints what
-happened and what to change, and returns a `CheckResult` the notebook (and the tests) can read.
+`check_hybrid(fn, client, loader, selector)` runs the function first on a scripted stand-in backend
+(`course_utils.scripted`: a real genai.Client whose "model" calls a skill or declines as the checker
+decides, with its own catalog and cosine scores), then on the real backend the notebook uses. It
+judges behaviour, not shape: which skills reached the model, how many requests one decision made,
+whether the returned skill is the model's answer, whether the tokens are the ones the backend
+counted and the seconds include the embedding. Any tool name, catalog format or request code that
+behaves right passes. The checker never raises: each mistake gets one plain sentence.
 """
 from __future__ import annotations
 
-import inspect
+import dis
+import json
 import re
+import time
 import traceback
+import types as pytypes
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from course_utils.selection import ACTIVATE, Decision
-from course_utils.skills import SkillLoader
+import numpy as np
+from google import genai
+
+from course_utils.client import backend_of
+from course_utils.scripted import Exchange, ScriptedBackend
+from course_utils.selection import SimilaritySelector
+from course_utils.skills import Skill, SkillLoader
+
+# ----------------------------------------------------------------- the stand-in's world
+
+_LIBRARY = {
+    "book-renewal": "Renews books a member has on loan and says the new due date. Use when someone wants to keep a borrowed book longer.",
+    "room-booking": "Books the library's study rooms for a date and time. Use when someone wants a room to work or meet in.",
+    "fine-payment": "Explains and settles overdue fines on a member's account. Use when someone asks what they owe or wants to pay it.",
+    "event-calendar": "Lists the library's talks, workshops and readings. Use when someone asks what is on, and when.",
+    "interlibrary-loan": "Requests a book the library does not hold from a partner library. Use when a title is not in the catalogue.",
+    "printing-credits": "Tops up and explains printing and copying credits. Use when someone needs to print or scan.",
+    "catalog-search": "Finds books and media in the library's catalogue by title, author or subject. Use when someone looks for a title.",
+    "membership-card": "Issues, renews and replaces library cards. Use when a card is new, expired, lost or damaged.",
+}
+CHECK_SKILLS = tuple(Skill(name, description, f"# {name}\n", Path("checker") / name / "SKILL.md")
+                     for name, description in _LIBRARY.items())
+"""The stand-in's catalog: a city library's skills, none of them in the course's catalogs."""
+
+
+@dataclass(frozen=True)
+class ScriptedCase:
+    """One scripted decision: the query, its k, each skill's cosine, and what the model will do."""
+
+    query: str
+    k: int
+    scores: tuple[float, ...]
+    """Cosine with each skill of `CHECK_SKILLS`, in catalog order."""
+    model_picks: int | None
+    """The rank (1 = nearest) in the top k of the skill the model calls; None: it declines."""
+
+    @staticmethod
+    def names() -> list[str]:
+        return [s.name for s in CHECK_SKILLS]
+
+    def top(self) -> list[str]:
+        """The k nearest skills, nearest first."""
+        return [CHECK_SKILLS[i].name for i in np.argsort(-np.asarray(self.scores), kind="stable")[: self.k]]
+
+    def model_choice(self) -> str | None:
+        return None if self.model_picks is None else self.top()[self.model_picks - 1]
+
+
+CHECK_CASES = (
+    ScriptedCase("Can I keep 'Dune' two more weeks?", 3, (0.34, 0.20, 0.24, 0.10, 0.27, 0.06, 0.31, 0.15), 2),
+    ScriptedCase("What time is it in Tokyo right now?", 2, (0.20, 0.24, 0.10, 0.34, 0.06, 0.31, 0.15, 0.27), None),
+    ScriptedCase("I lost my card and I need to print my CV today.", 4, (0.15, 0.24, 0.27, 0.20, 0.10, 0.31, 0.06, 0.34), 4),
+    ScriptedCase("Somewhere quiet for four of us on Saturday morning?", 1, (0.24, 0.34, 0.15, 0.31, 0.06, 0.10, 0.27, 0.20), 1),
+)
+"""Each k once (so a fixed k is caught), a call to a skill that is not the nearest, and a decline."""
 
 CHECK_QUERIES = (
-    "How many vacation days do I have left this year?",
-    "Book 3 days of leave for me in the HR tool.",
+    ("How many vacation days do I have left this year?", 3),
+    ("Book 3 days of leave for me in the HR tool.", 2),
 )
-"""Two queries the hybrid check runs: one that must trigger a skill, one that must not."""
+"""The real-backend part of the check: one query that must trigger a skill, one that must not, with their k."""
 
-_CATALOG_LINE = re.compile(r"^- ([a-z0-9]+(?:-[a-z0-9]+)*):", re.MULTILINE)
+
+def scripted_world(cases: Sequence[ScriptedCase] = CHECK_CASES) -> tuple[ScriptedBackend, genai.Client, SkillLoader,
+                                                                       SimilaritySelector]:
+    """The stand-in backend, a client it answers, its catalog and a SimilaritySelector over it (no cache)."""
+    choices = {case.query: case.model_choice() for case in cases}
+    backend = ScriptedBackend(CHECK_SKILLS, {case.query: case.scores for case in cases},
+                              lambda query, offered: choices.get(query))
+    client = backend.client()
+    loader = SkillLoader(CHECK_SKILLS)
+    return backend, client, loader, SimilaritySelector(client, loader, threshold=0.5, cache=False)
+
+
+# ----------------------------------------------------------------- results and hints
 
 
 @dataclass
 class CheckResult:
-    """The outcome of a check: `passed`, the plain-words `messages`, and a short `problem` code.
-
-    `problem` is one of: None (passed), "not implemented", "crash", "return type", "no model call",
-    "too many skills", "outside the top k", "no prompt tokens", "checker".
-    """
+    """The outcome of a check: `passed`, the plain-words `messages`, and a short `problem` code (None if passed)."""
 
     passed: bool
     messages: list[str] = field(default_factory=list)
@@ -41,33 +110,77 @@ class CheckResult:
         return "\n".join(self.messages)
 
 
-# ----------------------------------------------------------------- watching what reaches the model
+HYBRID_HINTS = (
+    "The cosine row: `selector.scores([query])` gives one row of cosines per query, one number per skill, in "
+    "`selector.names` order. Take the row of your one query.",
+    "The k nearest: numpy's `argsort` sorts ascending, so sort the negated row (or reverse the result) and keep "
+    "the first k indices; `selector.names[i]` is the skill at index i. `np.argpartition` does the same without "
+    "sorting everything. Use the `k` you receive.",
+    "The reduced catalog and tool: `loader.subset(names)` is a SkillLoader of those skills only; its "
+    "`.system_instruction(function=...)` and `.tool(...)` are the catalog and the activate tool of lesson 04, "
+    "for the shortlist. Writing your own catalog text and FunctionDeclaration is fine too.",
+    "The model, first turn only: one `client.models.generate_content(model=GENERATION_MODEL, contents=query, "
+    "config=GenerateContentConfig(system_instruction=…, tools=[…], automatic_function_calling=…(disable=True)))`. "
+    "`response.function_calls` is empty when the model answered in text: that is its way of saying none.",
+    "The Decision: `Decision(skill, prompt_tokens, seconds)`. The skill is the model's (the call's `name` "
+    "argument, or None); the tokens are `response.usage_metadata.prompt_token_count`, what the backend counted; "
+    "the seconds run from before the embedding to after the answer (`time.perf_counter()`).",
+)
+
+
+def hint(n: int) -> None:
+    """Print hint `n` (1 to 5) of the hybrid exercise; each one unlocks a single step, not the code."""
+    if not 1 <= n <= len(HYBRID_HINTS):
+        print(f"There are {len(HYBRID_HINTS)} hints: hint(1) to hint({len(HYBRID_HINTS)}).")
+        return
+    more = f" (next: hint({n + 1}))" if n < len(HYBRID_HINTS) else " (the last one)"
+    print(f"Hint {n} of {len(HYBRID_HINTS)}{more}: {HYBRID_HINTS[n - 1]}")
+
+
+# ----------------------------------------------------------------- watching the real backend
 
 
 @dataclass
 class ModelCall:
-    """What one `generate_content` request showed the model: the skills it could pick."""
+    """One `generate_content` a function made through the recording client."""
 
-    declared: list[str]
-    """The names the activate tool's `name` parameter allowed (its enum)."""
-    catalog: list[str]
-    """The skills listed in the system instruction's catalog lines (`- name: description`)."""
+    request: str
+    """The request (model, contents, config) as JSON text."""
+    response: Any
+    seconds: float
 
-    @property
-    def skills(self) -> list[str]:
-        return list(dict.fromkeys(self.declared + self.catalog))
+    def offered(self, names: Sequence[str]) -> list[str]:
+        """The skills among `names` that appear anywhere in the request, in `names` order."""
+        return [n for n in names if _mentions(n, self.request)]
+
+
+def _mentions(name: str, text: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
+
+
+def _json(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, dict):
+        return {str(k): _json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]
+    return value if isinstance(value, (str, int, float, bool)) or value is None else repr(value)
 
 
 class RecordingModels:
-    """Stands in for `client.models`: records each generation request, then forwards it."""
+    """Stands in for `client.models`: records each generation request and its response, then forwards it."""
 
     def __init__(self, models: Any):
         self._models = models
         self.calls: list[ModelCall] = []
 
     def generate_content(self, *args: Any, **kwargs: Any) -> Any:
-        self.calls.append(inspect_request(kwargs.get("config")))
-        return self._models.generate_content(*args, **kwargs)
+        start = time.perf_counter()
+        response = self._models.generate_content(*args, **kwargs)
+        self.calls.append(ModelCall(json.dumps(_json([args, kwargs]), ensure_ascii=False), response,
+                                    time.perf_counter() - start))
+        return response
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._models, name)
@@ -84,62 +197,33 @@ class RecordingClient:
         return getattr(self._client, name)
 
 
-def _plain(value: Any) -> Any:
-    """A pydantic object (or a dict of them) as plain JSON-like data."""
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json", exclude_none=True)
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
+def called_skill(response: Any, offered: Sequence[str]) -> str | None:
+    """The skill a first turn called: a function call argument naming one of `offered`, else None."""
+    for call in getattr(response, "function_calls", None) or []:
+        for value in (call.args or {}).values():
+            if value in offered:
+                return value
+    return None
 
 
-def _enums(data: Any) -> list[str]:
-    """Every value of every `enum` list found anywhere in `data`."""
-    found: list[str] = []
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if key == "enum" and isinstance(value, list):
-                found += [str(v) for v in value]
-            else:
-                found += _enums(value)
-    elif isinstance(data, list):
-        for value in data:
-            found += _enums(value)
-    return found
+# ----------------------------------------------------------------- what the learner's code touches
 
 
-def _text(instruction: Any) -> str:
-    """The text of a system instruction given as a string, a Content, a Part or a list of them."""
-    data = _plain(instruction)
-    if isinstance(data, str):
-        return data
-    if isinstance(data, list):
-        return "\n".join(_text(x) for x in data)
-    if isinstance(data, dict):
-        if "text" in data:
-            return str(data["text"])
-        return "\n".join(_text(p) for p in data.get("parts", []))
-    return ""
+def _globals_read(function: Callable) -> list[str]:
+    """The global names the function (and functions defined inside it) reads that hold a client, loader or selector."""
+    code, namespace = getattr(function, "__code__", None), getattr(function, "__globals__", {})
+    names: set[str] = set()
+    stack = [code] if code is not None else []
+    while stack:
+        current = stack.pop()
+        names |= {i.argval for i in dis.get_instructions(current) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+        stack += [c for c in current.co_consts if isinstance(c, pytypes.CodeType)]
+    course_types = (genai.Client, RecordingClient, SkillLoader, SimilaritySelector)
+    return sorted(n for n in names if isinstance(namespace.get(n), course_types) or hasattr(namespace.get(n), "course_backend"))
 
 
-def inspect_request(config: Any) -> ModelCall:
-    """The skills a `generate_content` config offers: the activate tool's enum, and the catalog lines."""
-    data = _plain(config) or {}
-    if not isinstance(data, dict):
-        return ModelCall([], [])
-    declared: list[str] = []
-    for tool in data.get("tools") or []:
-        declarations = tool.get("function_declarations") or [] if isinstance(tool, dict) else []
-        for declaration in declarations:
-            if isinstance(declaration, dict) and declaration.get("name") == ACTIVATE:
-                declared += _enums(declaration.get("parameters")) + _enums(declaration.get("parameters_json_schema"))
-    catalog = _CATALOG_LINE.findall(_text(data.get("system_instruction")))
-    return ModelCall(list(dict.fromkeys(declared)), list(dict.fromkeys(catalog)))
-
-
-# ----------------------------------------------------------------- explaining a crash
+def _snapshot(loader: SkillLoader) -> list[tuple[str, str, str]]:
+    return [(n, s.description, s.body) for n, s in loader.skills.items()]
 
 
 def _where(err: BaseException, function: Callable) -> list[str]:
@@ -150,29 +234,34 @@ def _where(err: BaseException, function: Callable) -> list[str]:
     lines = [f"Your line: {own[-1].line} ({own[-1].name}, line {own[-1].lineno})"] if own else []
     if frames and (not own or frames[-1] is not own[-1]):
         last = frames[-1]
-        lines.append(f"It finally broke in {last.name} ({_short(last.filename)}, line {last.lineno}): {last.line}")
+        short = "/".join(last.filename.replace("\\", "/").split("/")[-2:])
+        lines.append(f"It finally broke in {last.name} ({short}, line {last.lineno}): {last.line}")
     return lines
 
 
-def _short(filename: str) -> str:
-    return "/".join(filename.replace("\\", "/").split("/")[-2:])
+class Mistake(Exception):
+    """A wrong behaviour found by the check: `problem` code and the plain sentences that explain it."""
+
+    def __init__(self, problem: str, *messages: str):
+        super().__init__(messages[0])
+        self.problem, self.messages = problem, list(messages)
 
 
-# ----------------------------------------------------------------- the hybrid check
+# ----------------------------------------------------------------- the check
 
 
 def check_hybrid(function: Callable, client: Any, loader: SkillLoader, selector: Any,
-                 queries: Sequence[str] = CHECK_QUERIES, k: int = 3, verbose: bool = True) -> CheckResult:
+                 verbose: bool = True, real: bool = True) -> CheckResult:
     """Check a learner's `pick_hybrid(client, loader, selector, query, k)`; print and return the verdict.
 
-    Each query is asked once, each with its own k (`k`, then one less, so that a function which
-    ignores its `k` argument is caught). The real client is wrapped: every `generate_content`
-    request is recorded, and the skills it offered the model (the activate tool's enum and the
-    catalog lines) must be exactly the top k by similarity. The answer must be a `Decision` whose
-    skill is None or one of those k, with the model's prompt tokens. Never raises.
+    First 4 decisions on the scripted stand-in (k from 1 to 4; the model calls a skill that is not
+    the nearest, or declines), then, with `real`, 2 on the notebook's `client`, `loader` and
+    `selector`. Never raises.
     """
     try:
-        result = _check_hybrid(function, client, loader, selector, queries, k)
+        result = _check(function, client, loader, selector, real)
+    except Mistake as mistake:
+        result = CheckResult(False, ["Not yet. " + mistake.messages[0], *mistake.messages[1:]], mistake.problem)
     except Exception as err:  # a bug in the checker must not look like the learner's
         result = CheckResult(False, [f"The checker itself failed ({type(err).__name__}: {err}). "
                                      "This is not your fault: please report it."], "checker")
@@ -181,92 +270,188 @@ def check_hybrid(function: Callable, client: Any, loader: SkillLoader, selector:
     return result
 
 
-def _fail(problem: str, *messages: str) -> CheckResult:
-    return CheckResult(False, ["Not yet. " + messages[0][:1].upper() + messages[0][1:], *messages[1:]], problem)
-
-
-def _check_hybrid(function: Callable, client: Any, loader: SkillLoader, selector: Any,
-                  queries: Sequence[str], k: int) -> CheckResult:
+def _check(function: Callable, client: Any, loader: SkillLoader, selector: Any, real: bool) -> CheckResult:
     if not callable(function):
-        return _fail("return type", f"pick_hybrid should be a function; it is a {type(function).__name__}.")
-    size = len(loader.skills)
-    ks = [max(1, min(size - 1, k - i)) if size > 1 else 1 for i in range(len(queries))]
-    checked = []
-    for query, kk in zip(queries, ks):
-        try:
-            top = [name for name, _ in selector.top(selector.scores([query])[0], kk)]
-        except Exception as err:  # the selector itself is broken: not the learner's function
-            return CheckResult(False, [f"The checker could not rank the skills for {query!r}: "
-                                       f"{type(err).__name__}: {err}. Rebuild `selector` and run this cell again."],
-                               "checker")
-        proxy = RecordingClient(client)
-        try:
-            decision = function(proxy, loader, selector, query, k=kk)
-        except (Exception, SystemExit) as err:
-            if isinstance(err, NotImplementedError):
-                return _not_implemented()
-            return _fail("crash", f"your function crashed on the query {query!r} (k={kk}).",
-                         f"{type(err).__name__}: {err}",
-                         *_where(err, function))
-        if decision is NotImplemented:
-            return _not_implemented()
-        calls = proxy.models.calls
-        where = f"On the query {query!r} with k={kk}"
-        if not calls:
-            return _fail(
-                "no model call",
-                f"{where}, your function never asked the model.",
-                "The hybrid lets similarity shortlist and the MODEL decide: call pick_by_model(client, …) on the "
-                "shortlist, with the `client` your function receives (not another one from the notebook).")
-        for n, call in enumerate(calls, 1):
-            sent = call.skills
-            which = f"request {n} of {len(calls)}" if len(calls) > 1 else "the request"
-            if len(sent) == size and size > kk:
-                return _fail(
-                    "too many skills",
-                    f"{where}, {which} sent the model the full catalog ({size} skills), not the top {kk}.",
-                    f"The top {kk} by similarity were: {', '.join(top)}.",
-                    "Build a smaller catalog with loader.subset(names) and give that one to pick_by_model.")
-            if set(sent) != set(top):
-                extra = [s for s in sent if s not in top]
-                missing = [s for s in top if s not in sent]
-                detail = []
-                if extra:
-                    detail.append(f"it offered {len(extra)} skill(s) outside the top {kk}: {', '.join(extra)}")
-                if missing:
-                    detail.append(f"it left out {', '.join(missing)}")
-                hint = f" Use the k your function receives (here {kk}), not a fixed number." if len(sent) != kk else ""
-                return _fail(
-                    "too many skills" if len(sent) > kk else "outside the top k",
-                    f"{where}, {which} offered the model {len(sent)} skill(s): {', '.join(sent) or 'none'}.",
-                    f"Expected exactly the top {kk} by similarity: {', '.join(top)} ({'; '.join(detail)}).{hint}")
-        if not isinstance(decision, Decision) and not (hasattr(decision, "skill") and hasattr(decision, "prompt_tokens")):
-            shown = repr(decision)
-            shown = shown if len(shown) <= 80 else shown[:79] + "…"
-            return _fail(
-                "return type",
-                f"{where}, your function returned a {type(decision).__name__}: {shown}.",
-                "Expected a Decision (course_utils.selection.Decision) with .skill: return what pick_by_model "
-                "gives you." + (" Did you forget `return`?" if decision is None else ""))
-        if decision.skill is not None and decision.skill not in top:
-            return _fail(
-                "outside the top k",
-                f"{where}, your function returned {decision.skill!r}, which is not in the top {kk}.",
-                f"The top {kk} by similarity were: {', '.join(top)}. The model only chooses among the shortlist, "
-                "so the answer must be one of them, or None.")
-        if not decision.prompt_tokens:
-            return _fail(
-                "no prompt tokens",
-                f"{where}, the Decision says the model read 0 prompt tokens.",
-                "Keep the prompt tokens pick_by_model measured: the measurement below compares costs with them.")
-        checked.append(f"  {query!r}, k={kk}: the model saw {', '.join(top)} and chose {decision.skill} "
-                       f"({decision.prompt_tokens:,} prompt tokens)")
-    return CheckResult(True, [f"Passed: on {len(checked)} queries your function sent the model only the top k "
-                              "skills by similarity, and returned one of them or None.", *checked])
+        raise Mistake("return type", f"pick_hybrid should be a function; it is a {type(function).__name__}.")
+    used = _globals_read(function)
+    if used:
+        raise Mistake("globals", f"your function reads the notebook's {', '.join(f'`{n}`' for n in used)} instead of "
+                      "its arguments: use the client, loader, selector and k it receives (the checker passes its own).")
+    lines = _check_scripted(function)
+    passed = [f"Passed on the scripted stand-in: {len(CHECK_CASES)} decisions, k = 1 to 4, the model calling a skill "
+              "that was not the nearest, and declining.", *lines]
+    if real:
+        label = backend_of(client).generation_label()
+        for query, k in CHECK_QUERIES:
+            passed.append(_check_real(function, client, loader, selector, query, k, label))
+        passed[0] += f" Passed on {label}: {len(CHECK_QUERIES)} decisions."
+    return CheckResult(True, passed)
 
 
-def _not_implemented() -> CheckResult:
-    return _fail("not implemented",
-                 "your pick_hybrid is not implemented yet.",
-                 "Replace the `# YOUR CODE HERE` part of the cell above with your code, run that cell, "
-                 "then run this one again.")
+def _run(function: Callable, client: Any, loader: SkillLoader, selector: Any, query: str, k: int) -> tuple[Any, float]:
+    """Call the learner's function; (its result, wall seconds). Mistakes for crashes, stubs and a changed loader."""
+    before = _snapshot(loader)
+    start = time.perf_counter()
+    try:
+        decision = function(client, loader, selector, query, k=k)
+    except NotImplementedError:
+        raise Mistake("not implemented", "your pick_hybrid is not implemented yet.",
+                      "Replace the `# YOUR CODE HERE` part of the cell above with your code, run that cell, then run "
+                      "this one again. `hint(1)` gives a first step.") from None
+    except (Exception, SystemExit) as err:
+        raise Mistake("crash", f"your function crashed on the query {query!r} (k={k}).",
+                      f"{type(err).__name__}: {err}", *_where(err, function)) from None
+    wall = time.perf_counter() - start
+    if decision is NotImplemented:
+        raise Mistake("not implemented", "your pick_hybrid is not implemented yet.",
+                      "Replace the `# YOUR CODE HERE` part of the cell above with your code, then run this cell again.")
+    if _snapshot(loader) != before:
+        raise Mistake("changed the loader", f"on the query {query!r}, your function changed the loader it was given "
+                      f"({len(before)} skills before, {len(loader.skills)} after): build a smaller one with "
+                      "loader.subset(names) and leave the original as it was.")
+    if not all(hasattr(decision, a) for a in ("skill", "prompt_tokens", "seconds")):
+        shown = repr(decision)
+        shown = shown if len(shown) <= 80 else shown[:79] + "…"
+        raise Mistake("return type", f"on the query {query!r}, your function returned a {type(decision).__name__}: "
+                      f"{shown}. Return a Decision(skill, prompt_tokens, seconds)."
+                      + (" Did you forget `return`?" if decision is None else ""))
+    return decision, wall
+
+
+def _check_offered(offered: Sequence[str], scores: dict[str, float], k: int, where: str) -> None:
+    """Mistakes when the skills offered to the model are not k skills that score at least as high as all the others.
+
+    Ties are honoured: any k of equally scored skills are a right shortlist.
+    """
+    ranked = sorted(scores, key=lambda n: -scores[n])
+    rest = [scores[n] for n in scores if n not in offered]
+    if len(offered) == min(k, len(scores)) and (not rest or min(scores[n] for n in offered) >= max(rest)):
+        return
+    top = ranked[:k]
+    if len(offered) == len(scores) and len(scores) > k:
+        raise Mistake("whole catalog", f"{where}, the request offered the model the whole catalog ({len(scores)} skills), "
+                      f"not the {k} nearest: {', '.join(top)}.")
+    if len(offered) != k:
+        raise Mistake("wrong k", f"{where}, the request offered {len(offered)} skill(s) ({', '.join(offered) or 'none'}) "
+                      f"where k={k}: use the k your function receives.")
+    if set(offered) == set(ranked[-k:]):
+        raise Mistake("not ranked by score", f"{where}, the request offered the {k} skills FARTHEST from the query "
+                      f"({', '.join(offered)}): argsort sorts ascending, so sort the negated scores.")
+    raise Mistake("not ranked by score", f"{where}, the request offered {', '.join(offered)}, which are not the {k} "
+                  f"skills with the highest cosine: those are {', '.join(top)}.")
+
+
+def _check_answer(decision: Any, model_choice: str | None, where: str) -> None:
+    if decision.skill == model_choice:
+        return
+    if model_choice is None:
+        raise Mistake("overrides the model", f"{where}, the model declined (it answered in text), but your function "
+                      f"returned {decision.skill!r}: when the model calls no function, the decision is None. "
+                      "Saying none is the reason the model decides in the hybrid.")
+    raise Mistake("overrides the model", f"{where}, the model called {model_choice!r}, but your function returned "
+                  f"{decision.skill!r}: return the skill the model chose, not one of your own.")
+
+
+@dataclass
+class Observed:
+    """One scripted decision as the checker saw it: the case, what the function returned, what reached the model."""
+
+    case: ScriptedCase
+    decision: Any
+    wall: float
+    exchanges: list[Exchange]
+    embedded: bool
+
+    @property
+    def where(self) -> str:
+        return f"On the query {self.case.query!r} with k={self.case.k}"
+
+
+def _observe(function: Callable, backend: ScriptedBackend, client: genai.Client, loader: SkillLoader,
+             selector: SimilaritySelector, case: ScriptedCase) -> Observed:
+    seen, embeddings = len(backend.exchanges), backend.embeddings
+    decision, wall = _run(function, client, loader, selector, case.query, case.k)
+    return Observed(case, decision, wall, backend.generations(seen), backend.embeddings > embeddings)
+
+
+def _judge_requests(seen: Observed) -> None:
+    """One request per decision, holding the query, exactly the k nearest skills, and a tool to call."""
+    where, case = seen.where, seen.case
+    if not seen.exchanges:
+        raise Mistake("no model call", f"{where}, your function never asked the model through the `client` it "
+                      "received: the hybrid lets similarity shortlist and the model decide.")
+    if len(seen.exchanges) > 1:
+        raise Mistake("several model calls", f"{where}, your function asked the model {len(seen.exchanges)} times for "
+                      "one decision: read the first turn's answer only, one request per decision.")
+    (exchange,) = seen.exchanges
+    if exchange.query is None:
+        raise Mistake("query not sent", f"{where}, the request to the model did not contain the query.")
+    if not exchange.offered:
+        unused = "" if seen.embedded else " (and the query was never embedded by the selector it received)"
+        raise Mistake("not the arguments", f"{where}, the request named none of the skills of the loader your function "
+                      f"received{unused}: build the shortlist from the loader and selector it receives.")
+    _check_offered(exchange.offered, dict(zip(case.names(), case.scores)), case.k, where)
+    if not exchange.functions:
+        raise Mistake("no tool", f"{where}, the request declared no function, so the model could only answer in "
+                      "text: declare the activate tool for the shortlist (lesson 04).")
+
+
+def _judge_cost(seen: Observed, embed_delay: float) -> None:
+    """The backend's own token count, and seconds that cover the embedding and the model."""
+    (exchange,) = seen.exchanges
+    decision, where = seen.decision, seen.where
+    if decision.prompt_tokens != exchange.prompt_tokens:
+        raise Mistake("tokens not counted", f"{where}, the Decision says {decision.prompt_tokens} prompt tokens, but "
+                      f"the backend counted {exchange.prompt_tokens} for that request: report "
+                      "response.usage_metadata.prompt_token_count, not an estimate or a sum.")
+    model_seconds = exchange.end - exchange.start
+    if not (0.9 * (model_seconds + embed_delay) <= decision.seconds <= seen.wall + 0.01):
+        raise Mistake("seconds", f"{where}, the Decision says {decision.seconds:.3f} s, but embedding the query took "
+                      f"about {embed_delay:.2f} s and the model {model_seconds:.2f} s, {seen.wall:.3f} s in all: "
+                      "time the whole decision, from before the embedding to after the answer.")
+
+
+def _check_scripted(function: Callable) -> list[str]:
+    """Every scripted case, judged mistake kind by mistake kind (the most basic mistake is reported first)."""
+    backend, client, loader, selector = scripted_world()
+    observed = [_observe(function, backend, client, loader, selector, case) for case in CHECK_CASES]
+    for seen in observed:
+        _judge_requests(seen)
+    for seen in observed:
+        _check_answer(seen.decision, seen.exchanges[0].called, seen.where)
+    for seen in observed:
+        _judge_cost(seen, backend.embed_delay)
+    lines = []
+    for seen in observed:
+        exchange = seen.exchanges[0]
+        choice = "declined" if exchange.called is None else f"called {exchange.called}"
+        lines.append(f"  stand-in, k={seen.case.k}: offered {', '.join(exchange.offered)}; the model {choice}; "
+                     f"you returned {seen.decision.skill}")
+    return lines
+
+
+def _check_real(function: Callable, client: Any, loader: SkillLoader, selector: Any, query: str, k: int,
+                label: str) -> str:
+    where = f"On {label}, query {query!r} with k={k}"
+    scores = dict(zip(selector.names, (float(x) for x in selector.scores([query])[0])))
+    proxy = RecordingClient(client)
+    decision, wall = _run(function, proxy, loader, selector, query, k)
+    calls = proxy.models.calls
+    if len(calls) != 1:
+        raise Mistake("no model call" if not calls else "several model calls",
+                      f"{where}, your function made {len(calls)} generate_content requests through the client it "
+                      "received; one decision is one request.")
+    (call,) = calls
+    offered = call.offered(loader.names)
+    _check_offered(offered, scores, k, where)
+    _check_answer(decision, called_skill(call.response, offered), where)
+    usage = call.response.usage_metadata
+    counted = (usage and usage.prompt_token_count) or 0
+    if decision.prompt_tokens != counted:
+        raise Mistake("tokens not counted", f"{where}, the Decision says {decision.prompt_tokens} prompt tokens; the "
+                      f"backend counted {counted}.")
+    if not 0.9 * call.seconds <= decision.seconds <= wall + 0.01:
+        raise Mistake("seconds", f"{where}, the Decision says {decision.seconds:.2f} s; the model alone took "
+                      f"{call.seconds:.2f} s and the whole call {wall:.2f} s.")
+    return (f"  {label}, k={k}: offered {', '.join(offered)}; you returned {decision.skill} "
+            f"({decision.prompt_tokens:,} prompt tokens, {decision.seconds:.1f} s)")

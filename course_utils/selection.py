@@ -258,7 +258,8 @@ def pick_hybrid(client: genai.Client, loader: SkillLoader, selector: SimilarityS
     """
     start = time.perf_counter()
     row = selector.scores([query])[0]
-    top = selector.top(row, k)
+    nearest = np.argsort(-row, kind="stable")[:k]
+    top = [(selector.names[i], float(row[i])) for i in nearest]
     decision = pick_by_model(client, loader.subset(name for name, _ in top), query, model=model, temperature=temperature)
     return dataclasses.replace(decision, seconds=time.perf_counter() - start, score=top[0][1], top_k=tuple(top))
 

@@ -1,194 +1,115 @@
-"""The lesson 07 checker: each kind of wrong answer gets its plain-words explanation, and it never raises.
-
-The learner functions below are fakes of what learners write; the client and the selector are fakes
-too (no model, see `hybrid_fakes.py`).
-"""
+"""The lesson 07 checker judges behaviour: every wrong solution in the corpus gets its own plain sentence,
+every right one passes whatever its style — on the scripted stand-in, and on the local model."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import nbformat
 import pytest
 
-from hybrid_fakes import FakeSelector, fake_client
+from hybrid_solutions import RIGHT, WORKPLACE, WRONG
 
-from course_utils.exercises import CHECK_QUERIES, RecordingClient, check_hybrid, inspect_request
+from course_utils.exercises import (
+    CHECK_CASES, CHECK_SKILLS, HYBRID_HINTS, RecordingClient, called_skill, check_hybrid, hint, scripted_world,
+)
 from course_utils.notebooks import execute_notebook
 from course_utils.paths import BUILD_DIR, NOTEBOOKS_DIR
-from course_utils.selection import ACTIVATE, Decision, pick_by_model, pick_hybrid
-from course_utils.skills import SkillLoader
+from course_utils.selection import SimilaritySelector, pick_by_model
 
-FIXTURES = Path(__file__).parent / "fixtures"
-TINY = SkillLoader.from_root(FIXTURES / "tiny_catalog")
-WORKPLACE = SkillLoader.from_root(Path(__file__).parents[1] / "skills" / "workplace")
 LESSON = NOTEBOOKS_DIR / "07_hybrid_exercise.ipynb"
 
 
-# ----------------------------------------------------------------- fake learner functions
+def on_the_stand_in(function):
+    """The check with the stand-in as the notebook's backend too (its real-backend part then runs on it)."""
+    _, client, loader, selector = scripted_world()
+    return check_hybrid(function, client, loader, selector, verbose=False)
 
 
-def stub_raises(client, loader, selector, query, k=3):
-    # YOUR CODE HERE
-    raise NotImplementedError
+@pytest.mark.parametrize("function, problem, message", WRONG, ids=[f.__name__ for f, _, _ in WRONG])
+def test_each_wrong_solution_gets_its_message(function, problem, message):
+    result = on_the_stand_in(function)
+    assert (result.passed, result.problem) == (False, problem), str(result)
+    assert str(result).startswith("Not yet. ") and message in str(result)
 
 
-def stub_returns(client, loader, selector, query, k=3):
-    # YOUR CODE HERE
-    return NotImplemented
+@pytest.mark.parametrize("function", RIGHT, ids=lambda f: f.__name__)
+def test_each_right_solution_passes(function):
+    result = on_the_stand_in(function)
+    assert result.passed and result.problem is None, str(result)
+    assert str(result).startswith("Passed on the scripted stand-in: 4 decisions")
 
 
-def crashes(client, loader, selector, query, k=3):
-    row = selector.scores([query])[0]
-    top = selector.top(row, k)
-    return pick_by_model(client, loader.subset(top), query)  # pairs, not names: KeyError
+def test_the_stand_in_exercises_what_matters():
+    """Every k from 1 to 4; the model calls a skill that is not the nearest; it declines; the top k are neither
+    the catalog's first k, nor its last, nor the alphabetical first."""
+    assert sorted(case.k for case in CHECK_CASES) == [1, 2, 3, 4]
+    assert any(case.model_picks is None for case in CHECK_CASES)
+    assert any(case.model_picks not in (None, 1) for case in CHECK_CASES)
+    names = [s.name for s in CHECK_SKILLS]
+    for case in CHECK_CASES:
+        if case.k > 1:
+            assert set(case.top()) not in ({*names[:case.k]}, {*names[-case.k:]}, {*sorted(names)[:case.k]})
 
 
-def returns_a_tuple(client, loader, selector, query, k=3):
-    top = [name for name, _ in selector.top(selector.scores([query])[0], k)]
-    decision = pick_by_model(client, loader.subset(top), query)
-    return decision.skill, decision.prompt_tokens
+def test_a_crash_names_the_exception_and_the_learners_line():
+    from hybrid_solutions import crashes
 
-
-def forgets_return(client, loader, selector, query, k=3):
-    top = [name for name, _ in selector.top(selector.scores([query])[0], k)]
-    pick_by_model(client, loader.subset(top), query)
-
-
-def full_catalog(client, loader, selector, query, k=3):
-    selector.top(selector.scores([query])[0], k)
-    return pick_by_model(client, loader, query)
-
-
-def fixed_three(client, loader, selector, query, k=3):
-    top = [name for name, _ in selector.top(selector.scores([query])[0], 3)]
-    return pick_by_model(client, loader.subset(top), query)
-
-
-def outside_top_k(client, loader, selector, query, k=3):
-    top = [name for name, _ in selector.top(selector.scores([query])[0], k)]
-    decision = pick_by_model(client, loader.subset(top), query)
-    return Decision(loader.names[0], decision.prompt_tokens)  # the first catalog name: ranked last
-
-
-def no_model(client, loader, selector, query, k=3):
-    return Decision(selector.top(selector.scores([query])[0], 1)[0][0], 1)
-
-
-def no_tokens(client, loader, selector, query, k=3):
-    top = [name for name, _ in selector.top(selector.scores([query])[0], k)]
-    return Decision(pick_by_model(client, loader.subset(top), query).skill)
-
-
-def correct(client, loader, selector, query, k=3):
-    top = [name for name, _ in selector.top(selector.scores([query])[0], k)]
-    return pick_by_model(client, loader.subset(top), query)
-
-
-def check(function, loader=WORKPLACE, **kwargs):
-    return check_hybrid(function, fake_client(), loader, FakeSelector(loader), verbose=False, **kwargs)
-
-
-# ----------------------------------------------------------------- one plain-words message per mistake
-
-
-@pytest.mark.parametrize("function", [stub_raises, stub_returns])
-def test_not_implemented_yet(function):
-    result = check(function)
-    assert (result.passed, result.problem) == (False, "not implemented")
-    assert "not implemented yet" in str(result) and "# YOUR CODE HERE" in str(result)
-
-
-def test_a_crash_names_the_exception_and_the_line():
-    result = check(crashes)
-    assert (result.passed, result.problem) == (False, "crash")
-    text = str(result)
-    assert f"crashed on the query {CHECK_QUERIES[0]!r} (k=3)" in text
-    assert "KeyError: ('" in text  # the exception type and message
-    assert "Your line: return pick_by_model(client, loader.subset(top), query)" in text  # the learner's line
-    assert "(crashes, line" in text
-    assert "It finally broke in" in text and "course_utils/skills.py" in text  # and where it ended
-
-
-@pytest.mark.parametrize("function, extra", [(returns_a_tuple, "returned a tuple: ("),
-                                             (forgets_return, "Did you forget `return`?")])
-def test_wrong_return_type(function, extra):
-    result = check(function)
-    assert (result.passed, result.problem) == (False, "return type")
-    assert "Expected a Decision" in str(result) and ".skill" in str(result) and extra in str(result)
-
-
-def test_the_full_catalog_sent_to_the_model():
-    result = check(full_catalog)
-    assert (result.passed, result.problem) == (False, "too many skills")
-    text = str(result)
-    assert "sent the model the full catalog (14 skills), not the top 3" in text
-    top3 = ", ".join(list(reversed(WORKPLACE.names))[:3])
-    assert f"The top 3 by similarity were: {top3}." in text and "loader.subset(names)" in text
-
-
-def test_a_fixed_k_is_caught_by_the_second_query():
-    result = check(fixed_three)
-    assert (result.passed, result.problem) == (False, "too many skills")
-    assert f"On the query {CHECK_QUERIES[1]!r} with k=2" in str(result)
-    assert "Use the k your function receives (here 2)" in str(result)
-
-
-def test_a_name_outside_the_top_k():
-    result = check(outside_top_k)
-    assert (result.passed, result.problem) == (False, "outside the top k")
-    text = str(result)
-    top3 = ", ".join(list(reversed(WORKPLACE.names))[:3])
-    assert f"On the query {CHECK_QUERIES[0]!r} with k=3" in text
-    assert f"returned {WORKPLACE.names[0]!r}, which is not in the top 3" in text
-    assert f"The top 3 by similarity were: {top3}." in text
-
-
-def test_no_model_call():
-    result = check(no_model)
-    assert (result.passed, result.problem) == (False, "no model call")
-    assert "never asked the model" in str(result)
-
-
-def test_zero_prompt_tokens():
-    result = check(no_tokens)
-    assert (result.passed, result.problem) == (False, "no prompt tokens")
-
-
-@pytest.mark.parametrize("loader", [WORKPLACE, TINY], ids=["workplace", "tiny"])
-def test_a_correct_function_passes(loader):
-    result = check(correct, loader)
-    assert result.passed and result.problem is None
-    assert str(result).startswith("Passed: on 2 queries")
-
-
-def test_the_reference_solution_passes():
-    assert check(pick_hybrid).passed
+    text = str(on_the_stand_in(crashes))
+    assert f"crashed on the query {CHECK_CASES[0].query!r} (k=3)" in text and "KeyError" in text
+    assert "Your line: return pick_by_model(client, loader.subset(top), query)" in text
+    assert "It finally broke in" in text and "course_utils/skills.py" in text
 
 
 def test_the_checker_prints_and_never_raises(capsys):
     def explodes(*args, **kwargs):
         raise SystemError("boom")
 
-    result = check_hybrid(explodes, fake_client(), TINY, FakeSelector(TINY))
+    _, client, loader, selector = scripted_world()
+    result = check_hybrid(explodes, client, loader, selector)
     assert not result.passed and "SystemError: boom" in capsys.readouterr().out
 
-    class BrokenSelector(FakeSelector):
+    class BrokenSelector:
+        names = loader.names
+
         def scores(self, queries):
             raise RuntimeError("no embeddings")
 
-    result = check_hybrid(correct, fake_client(), TINY, BrokenSelector(TINY), verbose=False)
-    assert result.problem == "checker" and "could not rank the skills" in str(result)
+    result = check_hybrid(RIGHT[0], client, loader, BrokenSelector(), verbose=False)
+    assert not result.passed and "no embeddings" in str(result)
 
 
-def test_the_proxy_reads_what_the_model_was_offered():
-    client = RecordingClient(fake_client())
-    pick_by_model(client, TINY.subset(["csv-data-profiler"]), "sales.csv ok?")
-    (call,) = client.models.calls
-    assert call.declared == ["csv-data-profiler"] and call.catalog == ["csv-data-profiler"]
-    assert client.course_backend.name == "local"  # everything else is the real client's
-    as_dict = inspect_request({"system_instruction": TINY.system_instruction(function=ACTIVATE)})
-    assert as_dict.catalog == TINY.names and as_dict.declared == []
+def test_hints_unlock_one_step_at_a_time(capsys):
+    for n in range(1, len(HYBRID_HINTS) + 1):
+        hint(n)
+        out = capsys.readouterr().out
+        assert out.startswith(f"Hint {n} of {len(HYBRID_HINTS)}") and "def pick_hybrid" not in out
+    hint(99)
+    assert "hint(1) to hint(5)" in capsys.readouterr().out
+
+
+def test_the_recording_client_keeps_requests_and_answers():
+    _, client, loader, _ = scripted_world()
+    proxy = RecordingClient(client)
+    pick_by_model(proxy, loader.subset(["book-renewal", "room-booking"]), "renew please")
+    (call,) = proxy.models.calls
+    assert call.offered(loader.names) == ["book-renewal", "room-booking"]
+    assert called_skill(call.response, ["book-renewal"]) is None  # the stand-in declines unscripted queries
+    assert proxy.course_backend.name == "scripted"  # everything else is the real client's
+
+
+@pytest.mark.model
+@pytest.mark.timeout(1200)
+def test_the_corpus_on_the_local_model(local_client):
+    """The real-backend half of the check, on the local model: right solutions pass, and a wrong one is told
+    the same thing there (the stand-in half passes it on to the real half only when it is right)."""
+    selector = SimilaritySelector(local_client, WORKPLACE)
+    for function in RIGHT:
+        result = check_hybrid(function, local_client, WORKPLACE, selector, verbose=False)
+        assert result.passed, f"{function.__name__}: {result}"
+        assert "Passed on Qwen2.5-Coder" in str(result)
+    for function, problem, _ in WRONG:
+        result = check_hybrid(function, local_client, WORKPLACE, selector, verbose=False)
+        assert (result.passed, result.problem) == (False, problem), f"{function.__name__}: {result}"
 
 
 # ----------------------------------------------------------------- the lesson, solved

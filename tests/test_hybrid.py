@@ -20,11 +20,13 @@ WORKPLACE = SkillLoader.from_root(Path(__file__).parents[1] / "skills" / "workpl
 
 @pytest.mark.parametrize("k", [1, 2, 3, 5])
 def test_the_model_sees_only_the_top_k(k):
-    client, selector = RecordingClient(fake_client()), FakeSelector(WORKPLACE)
+    client, selector = fake_client(), FakeSelector(WORKPLACE)
     decision = pick_hybrid(client, WORKPLACE, selector, "any query", k=k)
     expected = list(reversed(WORKPLACE.names))[:k]
-    (call,) = client.models.calls
-    assert call.declared == expected and call.catalog == expected  # in the shortlist's order, nearest first
+    (config,) = client.models.requests
+    assert config.tools[0].function_declarations[0].parameters.properties["name"].enum == expected  # nearest first
+    assert "\n".join(f"- {n}:" for n in expected) in "\n".join(
+        line[: line.index(":") + 1] for line in config.system_instruction.splitlines() if line.startswith("- "))
     assert isinstance(decision, Decision) and decision.skill == expected[0]  # the fake model picks the first
     assert [name for name, _ in decision.top_k] == expected and decision.score == decision.top_k[0][1]
     assert decision.prompt_tokens == 100 + 50 * k  # the generation model's count, nothing added
@@ -32,9 +34,9 @@ def test_the_model_sees_only_the_top_k(k):
 
 
 def test_k_larger_than_the_catalog_offers_the_whole_catalog():
-    client = RecordingClient(fake_client())
+    client = fake_client()
     pick_hybrid(client, TINY, FakeSelector(TINY), "any query", k=10)
-    assert sorted(client.models.calls[0].declared) == TINY.names
+    assert sorted(client.models.requests[0].tools[0].function_declarations[0].parameters.properties["name"].enum) == TINY.names
 
 
 def test_hybrid_selector_is_a_selector():
@@ -54,6 +56,6 @@ def test_pick_hybrid_on_the_local_backend(local_client):
     client = RecordingClient(local_client)
     decision = pick_hybrid(client, WORKPLACE, selector, query, k=3)
     (call,) = client.models.calls
-    assert call.declared == top and call.catalog == top  # the model saw only the k skills
+    assert call.offered(WORKPLACE.names) == [n for n in WORKPLACE.names if n in top]  # the model saw only the k skills
     assert decision.skill in top and decision.skill == "leave-balance-calculator"
     assert 100 < decision.prompt_tokens < 1000 and decision.seconds > 0

@@ -1,0 +1,158 @@
+"""A scripted stand-in backend: a real ``genai.Client`` whose "model" does what a script says, in milliseconds.
+
+The exercise checker (and the tests) use it to judge behaviour: the script decides, for each query,
+whether the model calls a skill (and which) or declines in text, and every request is recorded with
+what it offered, what came back and the prompt tokens the backend reported. Embeddings are scripted
+too: each skill's document text is a unit vector, and each query's vector is built so that its cosine
+with every skill is exactly the score the script gave. Requests go through httpx's MockTransport:
+no socket, no model file.
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import numpy as np
+from google import genai
+from google.genai import types
+
+from course_utils.client import LOCAL_BASE_URL, Backend
+from course_utils.selection import document_text, query_text
+from course_utils.skills import Skill
+
+SCRIPTED = Backend("scripted", "scripted stand-in model", "scripted stand-in encoder")
+DECLINE_TEXT = "None of the skills I was offered fits this request, so I will answer it myself."
+_ROUTE = re.compile(r"/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
+
+Script = Callable[[str, list[str]], str | None]
+"""What the scripted model does: (query, skills offered) -> the skill it calls, or None to answer in text."""
+
+
+@dataclass
+class Exchange:
+    """One generateContent request the stand-in answered."""
+
+    query: str | None
+    """The scripted query found in the request (None if the request held none of them)."""
+    offered: list[str]
+    """The skill names that appear anywhere in the request, in catalog order."""
+    functions: list[str]
+    """The names of the functions the request declared."""
+    called: str | None
+    """The skill the model called, None when it answered in text."""
+    prompt_tokens: int
+    """The prompt tokens the stand-in reported in usageMetadata."""
+    start: float
+    end: float
+
+
+@dataclass
+class ScriptedBackend:
+    """The stand-in: a catalog, the cosine score of every scripted query with every skill, and a script."""
+
+    skills: Sequence[Skill]
+    scores: Mapping[str, Sequence[float]]
+    """query -> its cosine with each skill, in `skills` order."""
+    script: Script
+    generate_delay: float = 0.02
+    embed_delay: float = 0.05
+    """Seconds each request takes, so that a decision's `seconds` can be checked against them."""
+    exchanges: list[Exchange] = field(default_factory=list)
+    embeddings: int = 0
+    """How many embedding requests were answered."""
+
+    def __post_init__(self) -> None:
+        self.names = [s.name for s in self.skills]
+        self._mentions = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, self.names)) + r")(?![\w-])")
+        self._lock = threading.Lock()
+        self._vectors = {document_text(s): np.eye(len(self.skills) + 1)[i] for i, s in enumerate(self.skills)}
+        for query, row in self.scores.items():
+            row = np.asarray(row, dtype=float)
+            rest = 1.0 - float(row @ row)
+            if rest < 0:
+                raise ValueError(f"the scores of {query!r} cannot be cosines of unit vectors (their squares sum over 1)")
+            self._vectors[query_text(query)] = self._vectors[query] = np.append(row, np.sqrt(rest))
+
+    def client(self) -> genai.Client:
+        """A real genai.Client answered by this stand-in."""
+        client = genai.Client(api_key="scripted", http_options=types.HttpOptions(
+            base_url=LOCAL_BASE_URL, api_version="v1beta",
+            httpx_client=httpx.Client(transport=httpx.MockTransport(self.handle), base_url=LOCAL_BASE_URL)))
+        client.course_backend = SCRIPTED
+        return client
+
+    def generations(self, since: int = 0) -> list[Exchange]:
+        """The generateContent requests answered since the `since`-th one."""
+        return self.exchanges[since:]
+
+    # --------------------------------------------------------------- serving
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        """Answer one HTTP request in Gemini's JSON shape."""
+        route = _ROUTE.search(request.url.path)
+        method = route["method"] if route else ""
+        body = json.loads(request.content or b"{}")
+        if method == "generateContent":
+            return httpx.Response(200, json=self._generate(body))
+        if method in ("embedContent", "batchEmbedContents"):
+            time.sleep(self.embed_delay)
+            with self._lock:
+                self.embeddings += 1
+            items = body.get("requests") or [body]
+            vectors = [self._embed(item) for item in items]
+            if method == "embedContent":
+                return httpx.Response(200, json={"embedding": {"values": vectors[0]}})
+            return httpx.Response(200, json={"embeddings": [{"values": v} for v in vectors]})
+        error = {"code": 404, "status": "NOT_FOUND",
+                 "message": f"the scripted stand-in answers generateContent and embeddings only, not {method or request.url.path}"}
+        return httpx.Response(404, json={"error": error})
+
+    def _embed(self, item: Mapping[str, Any]) -> list[float]:
+        text = "\n".join(part.get("text", "") for part in item.get("content", {}).get("parts", []))
+        if text not in self._vectors:
+            # Any other text: a vector orthogonal to every skill (cosine 0 with all of them).
+            return [0.0] * len(self.skills) + [1.0]
+        return self._vectors[text].tolist()
+
+    def _generate(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        start = time.perf_counter()
+        time.sleep(self.generate_delay)
+        text = json.dumps(body, ensure_ascii=False)
+        offered = [n for n in self.names if n in set(self._mentions.findall(text))]
+        query = next((q for q in self.scores if json.dumps(q, ensure_ascii=False)[1:-1] in text), None)
+        declarations = [d for tool in body.get("tools") or [] for d in tool.get("functionDeclarations") or []]
+        choice = self.script(query, offered) if query is not None else None
+        call = _call_for(declarations, choice) if choice in offered else None
+        prompt_tokens = 97 + len(text) // 5  # the stand-in's own count: no estimate a learner could rebuild
+        part = {"functionCall": call} if call else {"text": DECLINE_TEXT}
+        with self._lock:
+            self.exchanges.append(Exchange(query, offered, [str(d.get("name")) for d in declarations],
+                                           choice if call else None, prompt_tokens, start, time.perf_counter()))
+        return {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {"promptTokenCount": prompt_tokens, "candidatesTokenCount": 12,
+                                  "totalTokenCount": prompt_tokens + 12},
+                "modelVersion": SCRIPTED.generation_model}
+
+
+def _string_parameter(declaration: Mapping[str, Any]) -> str | None:
+    """The name of the declaration's string parameter (the one with an enum first), if it has one."""
+    schema = declaration.get("parameters") or declaration.get("parametersJsonSchema") or {}
+    properties = schema.get("properties") or {}
+    strings = [name for name, p in properties.items() if str(p.get("type", "")).upper() == "STRING"]
+    with_enum = [name for name in strings if properties[name].get("enum")]
+    return (with_enum or strings or [None])[0]
+
+
+def _call_for(declarations: Sequence[Mapping[str, Any]], skill: str) -> dict[str, Any] | None:
+    """A function call naming `skill` through the first declared function that takes a string, if any."""
+    for declaration in declarations:
+        parameter = _string_parameter(declaration)
+        if parameter is not None:
+            return {"name": declaration.get("name"), "args": {parameter: skill}}
+    return None

@@ -1,0 +1,232 @@
+"""What learners write for lesson 07's `pick_hybrid`: right solutions in different styles, and wrong ones.
+
+Each wrong solution is paired (in `WRONG`) with the problem code and a piece of the sentence the
+checker must answer it with. `WORKPLACE` is a module-level loader, as the notebook's `workplace` is.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import numpy as np
+from google.genai import types
+
+from course_utils.client import GENERATION_MODEL
+from course_utils.selection import Decision, pick_by_model, pick_hybrid, query_text
+from course_utils.tokens import estimate_tokens
+
+WORKPLACE_ROOT = Path(__file__).parents[1] / "skills" / "workplace"
+
+
+def _nearest(selector, query, k):
+    row = selector.scores([query])[0]
+    return [selector.names[i] for i in np.argsort(-row)[:k]]
+
+
+# ----------------------------------------------------------------- right, in three styles (and the reference)
+
+
+def right_with_numpy_and_own_tool(client, loader, selector, query, k=3):
+    """Cosines by hand on the selector's vectors, a catalog and a tool of its own (other names)."""
+    start = time.perf_counter()
+    documents = selector.matrix / np.linalg.norm(selector.matrix, axis=1, keepdims=True)
+    q = selector.embed([query_text(query)])[0]
+    cosines = documents @ (q / np.linalg.norm(q))
+    best = np.argpartition(-cosines, k - 1)[:k] if k < len(cosines) else np.arange(len(cosines))
+    names = [selector.names[i] for i in best]
+    catalog = "\n".join(f"* {n} — {loader.skills[n].description}" for n in names)
+    tool = types.Tool(function_declarations=[types.FunctionDeclaration(
+        name="choose_skill", description="Use one of the listed skills.",
+        parameters=types.Schema(type=types.Type.OBJECT, required=["skill"], properties={
+            "skill": types.Schema(type=types.Type.STRING, enum=names)}))])
+    response = client.models.generate_content(
+        model=GENERATION_MODEL, contents=query,
+        config=types.GenerateContentConfig(
+            system_instruction=f"Skills you may use, if one fits:\n{catalog}\nIf none fits, just answer.",
+            tools=[tool], automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True)))
+    calls = response.function_calls or []
+    skill = calls[0].args["skill"] if calls else None
+    return Decision(skill, response.usage_metadata.prompt_token_count, time.perf_counter() - start)
+
+
+def right_with_subset_and_sort(client, loader, selector, query, k=3):
+    """Sorted pairs, the loader's subset, its instruction and tool under another function name."""
+    started = time.perf_counter()
+    pairs = sorted(zip(selector.scores([query])[0], selector.names), reverse=True)[:k]
+    shortlist = loader.subset(name for _, name in pairs)
+    config = types.GenerateContentConfig(
+        system_instruction=shortlist.system_instruction(function="use_skill"),
+        tools=[shortlist.tool("use_skill")],
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
+    contents = [types.Content(role="user", parts=[types.Part(text=query)])]
+    response = client.models.generate_content(model=GENERATION_MODEL, contents=contents, config=config)
+    chosen = None
+    for part in response.candidates[0].content.parts:
+        if part.function_call is not None:
+            chosen = part.function_call.args.get("name")
+    tokens = response.usage_metadata.prompt_token_count
+    return Decision(chosen, prompt_tokens=tokens, seconds=time.perf_counter() - started)
+
+
+def right_with_pick_by_model(client, loader, selector, query, k=3):
+    """The four-line version, with the seconds widened to cover the embedding."""
+    start = time.perf_counter()
+    decision = pick_by_model(client, loader.subset(_nearest(selector, query, k)), query)
+    return dataclasses.replace(decision, seconds=time.perf_counter() - start)
+
+
+RIGHT = [pick_hybrid, right_with_numpy_and_own_tool, right_with_subset_and_sort, right_with_pick_by_model]
+
+
+# ----------------------------------------------------------------- wrong, each with what the checker must say
+
+
+def stub_raises(client, loader, selector, query, k=3):
+    # YOUR CODE HERE
+    raise NotImplementedError
+
+
+def stub_returns(client, loader, selector, query, k=3):
+    # YOUR CODE HERE
+    return NotImplemented
+
+
+def crashes(client, loader, selector, query, k=3):
+    row = selector.scores([query])[0]
+    top = np.argsort(-row)[:k]
+    return pick_by_model(client, loader.subset(top), query)  # indices, not names: KeyError
+
+
+def returns_a_tuple(client, loader, selector, query, k=3):
+    decision = right_with_pick_by_model(client, loader, selector, query, k)
+    return decision.skill, decision.prompt_tokens
+
+
+def forgets_return(client, loader, selector, query, k=3):
+    right_with_pick_by_model(client, loader, selector, query, k)
+
+
+def whole_catalog(client, loader, selector, query, k=3):
+    start = time.perf_counter()
+    selector.scores([query])
+    return dataclasses.replace(pick_by_model(client, loader, query), seconds=time.perf_counter() - start)
+
+
+def fixed_k(client, loader, selector, query, k=3):
+    return right_with_pick_by_model(client, loader, selector, query, 3)
+
+
+def farthest_k(client, loader, selector, query, k=3):
+    start = time.perf_counter()
+    row = selector.scores([query])[0]
+    names = [selector.names[i] for i in np.argsort(row)[:k]]  # ascending: the k farthest
+    return dataclasses.replace(pick_by_model(client, loader.subset(names), query), seconds=time.perf_counter() - start)
+
+
+def catalog_order(client, loader, selector, query, k=3):
+    start = time.perf_counter()
+    selector.scores([query])
+    return dataclasses.replace(pick_by_model(client, loader.subset(loader.names[:k]), query),
+                               seconds=time.perf_counter() - start)
+
+
+def overrides_none(client, loader, selector, query, k=3):
+    start = time.perf_counter()
+    names = _nearest(selector, query, k)
+    decision = pick_by_model(client, loader.subset(names), query)
+    return dataclasses.replace(decision, skill=decision.skill or names[0], seconds=time.perf_counter() - start)
+
+
+def similarity_decides(client, loader, selector, query, k=3):
+    start = time.perf_counter()
+    names = _nearest(selector, query, k)
+    decision = pick_by_model(client, loader.subset(names), query)
+    return dataclasses.replace(decision, skill=names[0], seconds=time.perf_counter() - start)
+
+
+def no_model(client, loader, selector, query, k=3):
+    start = time.perf_counter()
+    return Decision(_nearest(selector, query, 1)[0], 1, time.perf_counter() - start)
+
+
+def asks_each_skill(client, loader, selector, query, k=3):
+    start = time.perf_counter()
+    names, tokens, chosen = _nearest(selector, query, k), 0, None
+    for name in names:
+        decision = pick_by_model(client, loader.subset([name]), query)
+        tokens += decision.prompt_tokens
+        chosen = chosen or decision.skill
+    return Decision(chosen, tokens, time.perf_counter() - start)
+
+
+def estimated_tokens(client, loader, selector, query, k=3):
+    start = time.perf_counter()
+    shortlist = loader.subset(_nearest(selector, query, k))
+    decision = pick_by_model(client, shortlist, query)
+    return Decision(decision.skill, estimate_tokens(shortlist.system_instruction() + query), time.perf_counter() - start)
+
+
+def tokens_plus_embedding(client, loader, selector, query, k=3):
+    decision = right_with_pick_by_model(client, loader, selector, query, k)
+    return dataclasses.replace(decision, prompt_tokens=decision.prompt_tokens + estimate_tokens(query_text(query)))
+
+
+def model_seconds_only(client, loader, selector, query, k=3):
+    return pick_by_model(client, loader.subset(_nearest(selector, query, k)), query)
+
+
+def reads_the_global_loader(client, loader, selector, query, k=3):
+    start = time.perf_counter()
+    names = _nearest(selector, query, k)
+    return dataclasses.replace(pick_by_model(client, WORKPLACE.subset(names), query), seconds=time.perf_counter() - start)
+
+
+def shrinks_the_loader(client, loader, selector, query, k=3):
+    start = time.perf_counter()
+    keep = set(_nearest(selector, query, k))
+    for name in [n for n in loader.skills if n not in keep]:
+        del loader.skills[name]
+    return dataclasses.replace(pick_by_model(client, loader, query), seconds=time.perf_counter() - start)
+
+
+def text_only(client, loader, selector, query, k=3):
+    start = time.perf_counter()
+    names = _nearest(selector, query, k)
+    response = client.models.generate_content(
+        model=GENERATION_MODEL, contents=f"Which of {', '.join(names)} fits? Answer with the name or none.\n{query}")
+    text = (response.text or "").strip()
+    return Decision(text if text in names else None, response.usage_metadata.prompt_token_count,
+                    time.perf_counter() - start)
+
+
+WRONG = [
+    (stub_raises, "not implemented", "not implemented yet"),
+    (stub_returns, "not implemented", "not implemented yet"),
+    (crashes, "crash", "crashed on the query"),
+    (returns_a_tuple, "return type", "returned a tuple"),
+    (forgets_return, "return type", "Did you forget `return`?"),
+    (whole_catalog, "whole catalog", "the whole catalog (8 skills)"),
+    (fixed_k, "wrong k", "use the k your function receives"),
+    (farthest_k, "not ranked by score", "FARTHEST from the query"),
+    (catalog_order, "not ranked by score", "not the 3 skills with the highest cosine"),
+    (overrides_none, "overrides the model", "the model declined"),
+    (similarity_decides, "overrides the model", "return the skill the model chose"),
+    (no_model, "no model call", "never asked the model"),
+    (asks_each_skill, "several model calls", "asked the model 3 times for one decision"),
+    (estimated_tokens, "tokens not counted", "the backend counted"),
+    (tokens_plus_embedding, "tokens not counted", "not an estimate or a sum"),
+    (model_seconds_only, "seconds", "time the whole decision"),
+    (reads_the_global_loader, "globals", "reads the notebook's `WORKPLACE`"),
+    (shrinks_the_loader, "changed the loader", "changed the loader it was given"),
+    (text_only, "no tool", "declared no function"),
+]
+
+
+def _workplace():
+    from course_utils.skills import SkillLoader
+
+    return SkillLoader.from_root(WORKPLACE_ROOT)
+
+
+WORKPLACE = _workplace()
