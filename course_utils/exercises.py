@@ -455,3 +455,154 @@ def _check_real(function: Callable, client: Any, loader: SkillLoader, selector: 
                       f"{call.seconds:.2f} s and the whole call {wall:.2f} s.")
     return (f"  {label}, k={k}: offered {', '.join(offered)}; you returned {decision.skill} "
             f"({decision.prompt_tokens:,} prompt tokens, {decision.seconds:.1f} s)")
+
+
+# ----------------------------------------------------------------- stretch tasks, each with its own check
+
+CONFIDENT = ScriptedCase("My library card expired yesterday, can you renew it?", 3,
+                         (0.10, 0.06, 0.15, 0.20, 0.24, 0.27, 0.31, 0.62), None)
+"""A query whose nearest skill leads the second by 0.31: a margin rule of 0.1 skips the model; the model would decline."""
+MENTIONS = (("/book-renewal can I keep it one more week?", "book-renewal"),
+            ("Please, @fine-payment: what do I owe?", "fine-payment"),
+            ("/no-such-skill hello", None))
+"""Explicit activations: a known `/name`, a known `@name`, and an unknown name that must activate nothing."""
+DEV_CASES = (
+    (ScriptedCase("Renew 'Dune' for me.", 1, (0.34, 0.20, 0.24, 0.10, 0.27, 0.06, 0.31, 0.15), None), "book-renewal"),
+    (ScriptedCase("Is there a poetry reading this month?", 1, (0.20, 0.24, 0.10, 0.34, 0.06, 0.31, 0.15, 0.27), None),
+     "event-calendar"),
+    (ScriptedCase("Do you have the new Le Carré novel?", 1, (0.24, 0.10, 0.15, 0.20, 0.31, 0.06, 0.34, 0.27), None),
+     "interlibrary-loan"),
+    (ScriptedCase("I need twenty pages printed in colour.", 1, (0.31, 0.24, 0.15, 0.34, 0.10, 0.27, 0.06, 0.20), None),
+     "printing-credits"),
+    (ScriptedCase("What's the capital of Australia?", 1, (0.27, 0.20, 0.31, 0.06, 0.24, 0.10, 0.15, 0.34), None), None),
+)
+"""A scripted development set: the expected skill ranks 1st, 1st, 2nd and 3rd; the last query expects none."""
+
+
+def _stretch_world() -> tuple[ScriptedBackend, genai.Client, SkillLoader, SimilaritySelector]:
+    return scripted_world(CHECK_CASES + (CONFIDENT,) + tuple(case for case, _ in DEV_CASES))
+
+
+def _checked(check: Callable[[], list[str]], verbose: bool) -> CheckResult:
+    """Run a stretch check: its lines if it passes, the Mistake's sentences if not; never raises."""
+    try:
+        result = CheckResult(True, check())
+    except Mistake as mistake:
+        result = CheckResult(False, ["Not yet. " + mistake.messages[0], *mistake.messages[1:]], mistake.problem)
+    except Exception as err:
+        result = CheckResult(False, [f"The checker itself failed ({type(err).__name__}: {err}). "
+                                     "This is not your fault: please report it."], "checker")
+    if verbose:
+        print(result)
+    return result
+
+
+def check_choose_k(function: Callable, verbose: bool = True) -> CheckResult:
+    """Stretch (a): `choose_k(selector, dev_queries) -> int`, the smallest k whose shortlist recall on the
+    development positives is the highest any k reaches. Checked on a scripted development set, with no model call."""
+    from course_utils.queries import LabelledQuery
+
+    def check() -> list[str]:
+        backend, _, _, selector = _stretch_world()
+        queries = [LabelledQuery(case.query, expected, "positive" if expected else "off-topic", "en")
+                   for case, expected in DEV_CASES]
+        try:
+            chosen = function(selector, queries)
+        except NotImplementedError:
+            raise Mistake("not implemented", "choose_k is not implemented yet.") from None
+        except Exception as err:
+            raise Mistake("crash", f"choose_k crashed: {type(err).__name__}: {err}", *_where(err, function)) from None
+        if backend.exchanges:
+            raise Mistake("model call", "choose_k asked the model: shortlist recall needs only the embeddings.")
+        ranks = [_rank(case, expected) for case, expected in DEV_CASES if expected]
+        best = max(ranks)
+        if not isinstance(chosen, (int, np.integer)) or isinstance(chosen, bool):
+            raise Mistake("return type", f"choose_k returned {chosen!r}: return the k you chose, an int.")
+        if chosen < best:
+            missed = sum(r > chosen for r in ranks)
+            raise Mistake("k too small", f"with k={chosen} the expected skill is left out of the shortlist for {missed} of "
+                          f"the {len(ranks)} development positives; the smallest k that keeps every one is {best}.")
+        if chosen > best:
+            raise Mistake("k too large", f"k={chosen} reaches the same shortlist recall as k={best}, with a longer prompt: "
+                          "choose the smallest k that reaches the highest recall on the development queries.")
+        return [f"Passed: choose_k picked k={chosen} on {len(queries)} scripted development queries "
+                f"(expected skills ranked {', '.join(map(str, ranks))}; the query that expects none was left out)."]
+
+    return _checked(check, verbose)
+
+
+def _rank(case: ScriptedCase, expected: str) -> int:
+    """The rank (1 = nearest) of `expected` among all the skills for the case's query."""
+    order = np.argsort(-np.asarray(case.scores), kind="stable")
+    return [CHECK_SKILLS[i].name for i in order].index(expected) + 1
+
+
+def check_confident_skip(function: Callable, verbose: bool = True) -> CheckResult:
+    """Stretch (b): `pick_hybrid_or_skip(client, loader, selector, query, k=3, margin=0.1)` activates the nearest
+    skill without asking the model when it leads the second by at least `margin`, and is the hybrid otherwise."""
+
+    def check() -> list[str]:
+        backend, client, loader, selector = _stretch_world()
+        lines = []
+        for case, margin, skip in ((CONFIDENT, 0.1, True), (CHECK_CASES[0], 0.1, False), (CONFIDENT, 0.5, False)):
+            where = f"On the query {case.query!r} (lead {_lead(case):.2f}, margin={margin})"
+            seen = len(backend.exchanges)
+            decision, _ = _run(lambda c, l, s, q, k: function(c, l, s, q, k=k, margin=margin),
+                               client, loader, selector, case.query, case.k)
+            asked = backend.generations(seen)
+            if skip:
+                if asked:
+                    raise Mistake("asked the model", f"{where}, the nearest skill leads by more than the margin, but your "
+                                  "function still asked the model.")
+                if decision.skill != case.top()[0] or decision.prompt_tokens != 0:
+                    raise Mistake("wrong skip", f"{where}, a skipped model should give the nearest skill "
+                                  f"({case.top()[0]}) with 0 prompt tokens; you returned {decision.skill!r} with "
+                                  f"{decision.prompt_tokens}.")
+                lines.append(f"  {where}: skipped the model, {decision.skill}")
+                continue
+            if len(asked) != 1:
+                raise Mistake("no model call", f"{where}, the lead is below the margin, so the model must decide "
+                              f"(one request); your function made {len(asked)}.")
+            _check_answer(decision, asked[0].called, where)
+            lines.append(f"  {where}: asked the model, which {'declined' if asked[0].called is None else 'called ' + asked[0].called}")
+        return ["Passed: the model is skipped only when similarity leads by the margin, and decides otherwise.", *lines]
+
+    return _checked(check, verbose)
+
+
+def _lead(case: ScriptedCase) -> float:
+    first, second = sorted(case.scores, reverse=True)[:2]
+    return first - second
+
+
+def check_explicit(function: Callable, verbose: bool = True) -> CheckResult:
+    """Stretch (c): `pick_with_mentions(client, loader, selector, query, k=3)` honours `/name` and `@name` first
+    (no embedding, no model), activates nothing for an unknown name, and is the hybrid otherwise."""
+
+    def check() -> list[str]:
+        backend, client, loader, selector = _stretch_world()
+        lines = []
+        for query, expected in MENTIONS:
+            seen, embedded = len(backend.exchanges), backend.embeddings
+            decision, _ = _run(function, client, loader, selector, query, 3)
+            if decision.skill != expected:
+                raise Mistake("mention", f"On {query!r}, your function returned {decision.skill!r}; "
+                              + (f"the user named {expected!r} explicitly." if expected else
+                                 "an unknown name must activate nothing (say which names exist instead)."))
+            if expected and (backend.generations(seen) or backend.embeddings > embedded):
+                raise Mistake("mention", f"On {query!r}, the user named the skill, yet your function still "
+                              "embedded the query or asked the model: an explicit name needs neither.")
+            lines.append(f"  {query!r}: {decision.skill}")
+        case = CHECK_CASES[0]
+        seen = len(backend.exchanges)
+        decision, _ = _run(function, client, loader, selector, case.query, case.k)
+        asked = backend.generations(seen)
+        if len(asked) != 1:
+            raise Mistake("no model call", f"On {case.query!r} (no name in it), your function made {len(asked)} model "
+                          "requests: without a name, it is the hybrid (one request).")
+        _check_answer(decision, asked[0].called, f"On {case.query!r}")
+        lines.append(f"  {case.query!r}: the hybrid, {decision.skill}")
+        return ["Passed: explicit names win, without an embedding or a model call; otherwise the hybrid decides.",
+                *lines]
+
+    return _checked(check, verbose)

@@ -230,3 +230,59 @@ def _workplace():
 
 
 WORKPLACE = _workplace()
+
+
+# ----------------------------------------------------------------- the stretch tasks, right and wrong
+
+
+def choose_k_right(selector, queries):
+    positives = [q for q in queries if q.expected is not None]
+    rows = selector.scores([q.query for q in positives])
+    ranks = [1 + int(np.sum(row > row[selector.names.index(q.expected)])) for q, row in zip(positives, rows)]
+    return max(ranks)
+
+
+def choose_k_largest(selector, queries):
+    return len(selector.names)
+
+
+def choose_k_top1(selector, queries):
+    return 1
+
+
+def skip_right(client, loader, selector, query, k=3, margin=0.1):
+    start = time.perf_counter()
+    row = selector.scores([query])[0]
+    first, second = np.sort(row)[::-1][:2]
+    if first - second >= margin:
+        return Decision(selector.names[int(np.argmax(row))], 0, time.perf_counter() - start)
+    names = [selector.names[i] for i in np.argsort(-row)[:k]]
+    return dataclasses.replace(pick_by_model(client, loader.subset(names), query), seconds=time.perf_counter() - start)
+
+
+def skip_ignores_margin(client, loader, selector, query, k=3, margin=0.1):
+    return skip_right(client, loader, selector, query, k, margin=0.1)
+
+
+def skip_never(client, loader, selector, query, k=3, margin=0.1):
+    return right_with_pick_by_model(client, loader, selector, query, k)
+
+
+def mentions_right(client, loader, selector, query, k=3):
+    from course_utils.selection import explicit_skill
+
+    return explicit_skill(loader, query) or pick_hybrid(client, loader, selector, query, k)
+
+
+def mentions_after_the_model(client, loader, selector, query, k=3):
+    from course_utils.selection import explicit_skill
+
+    decision = pick_hybrid(client, loader, selector, query, k)
+    return explicit_skill(loader, query) or decision
+
+
+def mentions_slash_only(client, loader, selector, query, k=3):
+    word = query.split()[0]
+    if word.startswith("/") and word[1:] in loader.skills:
+        return Decision(word[1:])
+    return pick_hybrid(client, loader, selector, query, k)

@@ -7,10 +7,14 @@ import json
 import nbformat
 import pytest
 
-from hybrid_solutions import RIGHT, WORKPLACE, WRONG
+from hybrid_solutions import (
+    RIGHT, WORKPLACE, WRONG, choose_k_largest, choose_k_right, choose_k_top1, mentions_after_the_model, mentions_right,
+    mentions_slash_only, skip_ignores_margin, skip_never, skip_right,
+)
 
 from course_utils.exercises import (
-    CHECK_CASES, CHECK_SKILLS, HYBRID_HINTS, RecordingClient, called_skill, check_hybrid, hint, scripted_world,
+    CHECK_CASES, CHECK_SKILLS, HYBRID_HINTS, RecordingClient, called_skill, check_choose_k, check_confident_skip,
+    check_explicit, check_hybrid, hint, scripted_world,
 )
 from course_utils.notebooks import execute_notebook
 from course_utils.paths import BUILD_DIR, NOTEBOOKS_DIR
@@ -140,3 +144,23 @@ def test_the_lesson_is_stored_with_the_stub():
     assert any("# YOUR CODE HERE" in s and "def pick_hybrid(" in s for s in sources)
     assert any('os.environ.get("COURSE_SHOW_SOLUTION") == "1"' in s for s in sources)
     assert json.dumps(notebook).count("check_hybrid(") >= 1
+
+
+# ----------------------------------------------------------------- the stretch tasks
+
+
+@pytest.mark.parametrize("check, function, problem", [
+    (check_choose_k, choose_k_right, None),
+    (check_choose_k, choose_k_largest, "k too large"),
+    (check_choose_k, choose_k_top1, "k too small"),
+    (check_confident_skip, skip_right, None),
+    (check_confident_skip, skip_ignores_margin, "no model call"),
+    (check_confident_skip, skip_never, "asked the model"),
+    (check_explicit, mentions_right, None),
+    (check_explicit, mentions_after_the_model, "mention"),
+    (check_explicit, mentions_slash_only, "mention"),
+], ids=lambda x: getattr(x, "__name__", str(x)))
+def test_each_stretch_check_tells_right_from_wrong(check, function, problem):
+    result = check(function, verbose=False)
+    assert (result.passed, result.problem) == (problem is None, problem), str(result)
+    assert str(result).startswith("Passed" if problem is None else "Not yet. ")
