@@ -246,6 +246,10 @@ class Mistake(Exception):
         super().__init__(messages[0])
         self.problem, self.messages = problem, list(messages)
 
+    def result(self) -> CheckResult:
+        first = self.messages[0]
+        return CheckResult(False, [f"Not yet. {first[:1].upper()}{first[1:]}", *self.messages[1:]], self.problem)
+
 
 # ----------------------------------------------------------------- the check
 
@@ -261,7 +265,7 @@ def check_hybrid(function: Callable, client: Any, loader: SkillLoader, selector:
     try:
         result = _check(function, client, loader, selector, real)
     except Mistake as mistake:
-        result = CheckResult(False, ["Not yet. " + mistake.messages[0], *mistake.messages[1:]], mistake.problem)
+        result = mistake.result()
     except Exception as err:  # a bug in the checker must not look like the learner's
         result = CheckResult(False, [f"The checker itself failed ({type(err).__name__}: {err}). "
                                      "This is not your fault: please report it."], "checker")
@@ -288,22 +292,23 @@ def _check(function: Callable, client: Any, loader: SkillLoader, selector: Any, 
     return CheckResult(True, passed)
 
 
-def _run(function: Callable, client: Any, loader: SkillLoader, selector: Any, query: str, k: int) -> tuple[Any, float]:
-    """Call the learner's function; (its result, wall seconds). Mistakes for crashes, stubs and a changed loader."""
+def _run(function: Callable, client: Any, loader: SkillLoader, selector: Any, query: str, k: int,
+         label: str = "pick_hybrid") -> tuple[Any, float]:
+    """Call the learner's function `label`; (its result, wall seconds). Mistakes for crashes, stubs, a changed loader."""
     before = _snapshot(loader)
     start = time.perf_counter()
     try:
         decision = function(client, loader, selector, query, k=k)
     except NotImplementedError:
-        raise Mistake("not implemented", "your pick_hybrid is not implemented yet.",
+        raise Mistake("not implemented", f"{label} is not implemented yet.",
                       "Replace the `# YOUR CODE HERE` part of the cell above with your code, run that cell, then run "
-                      "this one again. `hint(1)` gives a first step.") from None
+                      "this one again." + (" `hint(1)` gives a first step." if label == "pick_hybrid" else "")) from None
     except (Exception, SystemExit) as err:
-        raise Mistake("crash", f"your function crashed on the query {query!r} (k={k}).",
+        raise Mistake("crash", f"{label} crashed on the query {query!r} (k={k}).",
                       f"{type(err).__name__}: {err}", *_where(err, function)) from None
     wall = time.perf_counter() - start
     if decision is NotImplemented:
-        raise Mistake("not implemented", "your pick_hybrid is not implemented yet.",
+        raise Mistake("not implemented", f"{label} is not implemented yet.",
                       "Replace the `# YOUR CODE HERE` part of the cell above with your code, then run this cell again.")
     if _snapshot(loader) != before:
         raise Mistake("changed the loader", f"on the query {query!r}, your function changed the loader it was given "
@@ -488,7 +493,7 @@ def _checked(check: Callable[[], list[str]], verbose: bool) -> CheckResult:
     try:
         result = CheckResult(True, check())
     except Mistake as mistake:
-        result = CheckResult(False, ["Not yet. " + mistake.messages[0], *mistake.messages[1:]], mistake.problem)
+        result = mistake.result()
     except Exception as err:
         result = CheckResult(False, [f"The checker itself failed ({type(err).__name__}: {err}). "
                                      "This is not your fault: please report it."], "checker")
@@ -548,7 +553,7 @@ def check_confident_skip(function: Callable, verbose: bool = True) -> CheckResul
             where = f"On the query {case.query!r} (lead {_lead(case):.2f}, margin={margin})"
             seen = len(backend.exchanges)
             decision, _ = _run(lambda c, l, s, q, k: function(c, l, s, q, k=k, margin=margin),
-                               client, loader, selector, case.query, case.k)
+                               client, loader, selector, case.query, case.k, label="pick_hybrid_or_skip")
             asked = backend.generations(seen)
             if skip:
                 if asked:
@@ -584,7 +589,7 @@ def check_explicit(function: Callable, verbose: bool = True) -> CheckResult:
         lines = []
         for query, expected in MENTIONS:
             seen, embedded = len(backend.exchanges), backend.embeddings
-            decision, _ = _run(function, client, loader, selector, query, 3)
+            decision, _ = _run(function, client, loader, selector, query, 3, label="pick_with_mentions")
             if decision.skill != expected:
                 raise Mistake("mention", f"On {query!r}, your function returned {decision.skill!r}; "
                               + (f"the user named {expected!r} explicitly." if expected else
@@ -595,7 +600,7 @@ def check_explicit(function: Callable, verbose: bool = True) -> CheckResult:
             lines.append(f"  {query!r}: {decision.skill}")
         case = CHECK_CASES[0]
         seen = len(backend.exchanges)
-        decision, _ = _run(function, client, loader, selector, case.query, case.k)
+        decision, _ = _run(function, client, loader, selector, case.query, case.k, label="pick_with_mentions")
         asked = backend.generations(seen)
         if len(asked) != 1:
             raise Mistake("no model call", f"On {case.query!r} (no name in it), your function made {len(asked)} model "

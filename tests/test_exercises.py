@@ -17,7 +17,8 @@ from course_utils.exercises import (
     check_explicit, check_hybrid, hint, scripted_world,
 )
 from course_utils.notebooks import execute_notebook
-from course_utils.paths import BUILD_DIR, NOTEBOOKS_DIR
+from course_utils.paths import BUILD_DIR, DATA_DIR, NOTEBOOKS_DIR
+from course_utils.queries import load_queries
 from course_utils.selection import SimilaritySelector, pick_by_model
 
 LESSON = NOTEBOOKS_DIR / "07_hybrid_exercise.ipynb"
@@ -121,27 +122,31 @@ def test_the_corpus_on_the_local_model(local_client):
 
 @pytest.mark.notebook
 @pytest.mark.model
-@pytest.mark.timeout(3600)  # ~100 local decisions: about 10 minutes on a quiet 2-core machine, 30 on a busy one
+@pytest.mark.timeout(2400)  # 2 checked + 48 graded local decisions: about 8 minutes on a quiet 2-core machine
 def test_the_lesson_runs_with_the_solution_shown(monkeypatch):
     """With COURSE_SHOW_SOLUTION=1 the kernel (which inherits os.environ) imports the reference
-    solution, the check passes, and the measurement runs: its table is printed. The executed copy
-    is kept in build/test-notebooks/solved/ for reading the numbers."""
+    solution, the check passes on the stand-in and on the local model, and the grade is printed.
+    The executed copy is kept in build/test-notebooks/solved/ for reading the numbers."""
     monkeypatch.setenv("COURSE_SHOW_SOLUTION", "1")
     notebook = execute_notebook(LESSON, BUILD_DIR / "test-notebooks" / "solved")
     outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
     assert [o for o in outputs if o.output_type == "error"] == []
     text = "\n".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "def pick_hybrid(" in text  # the solution was printed
-    assert "Passed: on 2 queries" in text
+    assert "Passed on the scripted stand-in: 4 decisions" in text and "Passed on Qwen2.5-Coder" in text
     assert "Solve the exercise first" not in text
-    assert "mean prompt tokens" in text and "hybrid k=3" in text and "model alone" in text  # the table
-    assert "k sweep" in text
+    assert "24 grading queries" in text and "your hybrid k=3" in text and "model alone" in text
+    assert "exact McNemar p" in text
+    grading = [q.query for q in load_queries(DATA_DIR / "hybrid_grading.yaml")]
+    assert not any(query in text for query in grading)  # graded, never shown
 
 
 def test_the_lesson_is_stored_with_the_stub():
     notebook = nbformat.read(LESSON, as_version=4)
     sources = [c.source for c in notebook.cells if c.cell_type == "code"]
     assert any("# YOUR CODE HERE" in s and "def pick_hybrid(" in s for s in sources)
+    for stretch in ("def choose_k(", "def pick_hybrid_or_skip(", "def pick_with_mentions("):
+        assert any("# YOUR CODE HERE" in s and stretch in s for s in sources), stretch
     assert any('os.environ.get("COURSE_SHOW_SOLUTION") == "1"' in s for s in sources)
     assert json.dumps(notebook).count("check_hybrid(") >= 1
 
