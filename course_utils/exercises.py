@@ -300,15 +300,15 @@ def _run(function: Callable, client: Any, loader: SkillLoader, selector: Any, qu
     try:
         decision = function(client, loader, selector, query, k=k)
     except NotImplementedError:
-        raise Mistake("not implemented", f"{label} is not implemented yet.",
+        raise Mistake("not implemented", f"`{label}` is not implemented yet.",
                       "Replace the `# YOUR CODE HERE` part of the cell above with your code, run that cell, then run "
                       "this one again." + (" `hint(1)` gives a first step." if label == "pick_hybrid" else "")) from None
     except (Exception, SystemExit) as err:
-        raise Mistake("crash", f"{label} crashed on the query {query!r} (k={k}).",
+        raise Mistake("crash", f"`{label}` crashed on the query {query!r} (k={k}).",
                       f"{type(err).__name__}: {err}", *_where(err, function)) from None
     wall = time.perf_counter() - start
     if decision is NotImplemented:
-        raise Mistake("not implemented", f"{label} is not implemented yet.",
+        raise Mistake("not implemented", f"`{label}` is not implemented yet.",
                       "Replace the `# YOUR CODE HERE` part of the cell above with your code, then run this cell again.")
     if _snapshot(loader) != before:
         raise Mistake("changed the loader", f"on the query {query!r}, your function changed the loader it was given "
@@ -514,9 +514,9 @@ def check_choose_k(function: Callable, verbose: bool = True) -> CheckResult:
         try:
             chosen = function(selector, queries)
         except NotImplementedError:
-            raise Mistake("not implemented", "choose_k is not implemented yet.") from None
+            raise Mistake("not implemented", "`choose_k` is not implemented yet.") from None
         except Exception as err:
-            raise Mistake("crash", f"choose_k crashed: {type(err).__name__}: {err}", *_where(err, function)) from None
+            raise Mistake("crash", f"`choose_k` crashed: {type(err).__name__}: {err}", *_where(err, function)) from None
         if backend.exchanges:
             raise Mistake("model call", "choose_k asked the model: shortlist recall needs only the embeddings.")
         ranks = [_rank(case, expected) for case, expected in DEV_CASES if expected]
