@@ -20,8 +20,12 @@ decoding gives the same decision every run, so repeating it would measure nothin
 
 
 def validate(args: argparse.Namespace) -> int:
-    """Print every problem with its file path and a summary; exit 1 if any skill is invalid."""
-    loader = SkillLoader.from_root(args.dir)
+    """Print every problem with its file path and a summary; exit 1 if any skill is invalid.
+
+    Strict, as the reference validator `skills-ref` is: a field the spec does not define is an error here,
+    though the lessons' loader only warns about it.
+    """
+    loader = SkillLoader.from_root(args.dir, strict=True)
     for diagnostic in loader.diagnostics:
         print(diagnostic)
     invalid = len({d.path for d in loader.errors})

@@ -74,8 +74,9 @@ def _skill_folder(data: bytes, root: Path) -> None:
     loader = SkillLoader.from_root(root)
     if any(not (d.path == root or d.path.is_relative_to(root)) for d in loader.diagnostics):
         raise Finding("a diagnostic names a file outside the root")
-    if any(skill.path != root / name / "SKILL.md" for name, skill in loader.skills.items()):
-        raise Finding("a skill is not named after its folder")
+    if any(skill.path.parent.parent != root or unicodedata.normalize("NFKC", skill.path.parent.name) != name
+           for name, skill in loader.skills.items()):
+        raise Finding("a skill is not named after its folder (NFKC-normalised)")
 
 
 def _query_set(data: bytes, path: Path) -> None:

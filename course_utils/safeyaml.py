@@ -9,15 +9,18 @@ to too many values.
 """
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import yaml
-from yaml.nodes import MappingNode, Node, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 MAX_DEPTH = 32
 """Deepest nesting accepted: a skill's frontmatter needs 2 levels, a query set 2."""
 MAX_VALUES = 100_000
 """Most values (scalars, lists, mappings) a document may hold once every alias is expanded."""
+_STR = "tag:yaml.org,2002:str"
+_TYPED = frozenset(f"tag:yaml.org,2002:{kind}" for kind in ("int", "float", "bool", "timestamp"))
 
 
 class YamlRefused(ValueError):
@@ -57,9 +60,32 @@ def _measure(node: Node, depth: int, seen: dict[int, tuple[int, int]], open_: se
     return values, height
 
 
-def load(text: str) -> Any:
+def _as_text(node: Node) -> Node:
+    """A scalar that YAML would read as a number, boolean or date, as a new node reading as the text written."""
+    if isinstance(node, ScalarNode) and node.tag in _TYPED:
+        return ScalarNode(_STR, node.value, node.start_mark, node.end_mark, node.style)
+    return node
+
+
+def _text_under(node: Node, keys: Collection[str]) -> Node:
+    """The document `node` with the keys and values of its mappings named in `keys` passed through `_as_text`.
+
+    New nodes are built rather than the old ones changed: an alias elsewhere to the same value keeps its type.
+    """
+    if not isinstance(node, MappingNode):
+        return node
+    pairs = [(key, MappingNode(value.tag, [(_as_text(k), _as_text(v)) for k, v in value.value], value.start_mark,
+                               value.end_mark, value.flow_style)
+              if isinstance(key, ScalarNode) and key.value in keys and isinstance(value, MappingNode) else value)
+             for key, value in node.value]
+    return MappingNode(node.tag, pairs, node.start_mark, node.end_mark, node.flow_style)
+
+
+def load(text: str, text_under: Collection[str] = ()) -> Any:
     """`yaml.safe_load(text)`, refusing deep, recursive or alias-bomb documents with YamlRefused.
 
+    In the top-level mappings named in `text_under`, keys and values that YAML would read as numbers,
+    booleans or dates are read as the text written: `metadata: {version: 1.10}` gives `"1.10"`.
     Other problems raise `yaml.YAMLError` as usual (syntax, unknown tags, several documents).
     """
     loader = yaml.SafeLoader(text)
@@ -71,6 +97,6 @@ def load(text: str) -> Any:
         if node is None:
             return None
         _measure(node, 0, {}, set())
-        return loader.construct_document(node)
+        return loader.construct_document(_text_under(node, text_under) if text_under else node)
     finally:
         loader.dispose()

@@ -22,7 +22,12 @@ from google.genai import types
 from course_utils import safeyaml
 
 SKILL_FILE = "SKILL.md"
-NAME_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+SKILL_FILES = (SKILL_FILE, "skill.md")
+"""The names a skill's file may have, preferred first: the reference validator (`skills-ref`) reads `skill.md`
+when there is no `SKILL.md`."""
+NAME_PATTERN = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+r"""Letters and digits of any script (`[^\W_]`: what `str.isalnum` accepts), joined by single hyphens. A name
+is checked after NFKC normalisation, and must also be lower case (see `name_problem`)."""
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
@@ -91,8 +96,35 @@ def shown(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def validate_frontmatter(data: Mapping[Any, Any], path: Path, folder_name: str | None) -> list[Diagnostic]:
-    """Check frontmatter fields against the Agent Skills rules; unknown fields are warnings."""
+def name_problem(name: str, folder_name: str | None) -> str | None:
+    """What is wrong with a skill's `name`, or None, by the rules of the reference validator (`skills-ref`).
+
+    The name and the folder name are compared after NFKC normalisation (`cafe` + a combining accent
+    equals `café`). Letters of any script are allowed when they are lower case or have no case (`技能`).
+    """
+    normal = unicodedata.normalize("NFKC", name)
+    if not 1 <= len(normal) <= MAX_NAME:
+        return f"must be 1-{MAX_NAME} characters, got {len(normal)}"
+    if normal != normal.lower():
+        return f"{shown(name)} has upper-case letters: write it in lower case, and its folder name too"
+    if not NAME_PATTERN.fullmatch(normal):
+        bad = "".join(sorted({c for c in normal if not (c.isalnum() or c == "-")}))
+        what = (f"holds {shown(bad)}" if bad else "starts or ends with a hyphen" if normal[0] == "-" or
+                normal[-1] == "-" else "has two hyphens in a row")
+        return f"{shown(name)} {what}: use only letters, digits and single hyphens between them"
+    if folder_name is not None and normal != unicodedata.normalize("NFKC", folder_name):
+        return f"{shown(name)} must equal its folder name {shown(folder_name)}: rename one of them"
+    return None
+
+
+def validate_frontmatter(
+    data: Mapping[Any, Any], path: Path, folder_name: str | None, strict: bool = False
+) -> list[Diagnostic]:
+    """Check frontmatter fields against the Agent Skills rules.
+
+    A field the spec does not define is an error when `strict` (as `python -m course_utils validate`
+    and the reference validator report it), else a warning and ignored (as the lessons' loader reads).
+    """
     problems: list[Diagnostic] = []
 
     def error(name: str, message: str) -> None:
@@ -103,12 +135,8 @@ def validate_frontmatter(data: Mapping[Any, Any], path: Path, folder_name: str |
         error("name", "missing: add `name: your-skill-name` to the frontmatter")
     elif not isinstance(name, str):
         error("name", f"must be a string, got {type(name).__name__} {shown(name)}: quote it")
-    elif not 1 <= len(name) <= MAX_NAME:
-        error("name", f"must be 1-{MAX_NAME} characters, got {len(name)}")
-    elif not NAME_PATTERN.fullmatch(name):
-        error("name", f"{shown(name)} must use only a-z, 0-9 and single hyphens, not at the start or end")
-    elif folder_name is not None and name != folder_name:
-        error("name", f"{shown(name)} must equal its folder name {shown(folder_name)}: rename one of them")
+    elif problem := name_problem(name, folder_name):
+        error("name", problem)
 
     description = data.get("description")
     if description is None:
@@ -121,26 +149,44 @@ def validate_frontmatter(data: Mapping[Any, Any], path: Path, folder_name: str |
         error("description", f"is {len(description)} characters; the limit is {MAX_DESCRIPTION}")
 
     compatibility = data.get("compatibility")
-    if compatibility is not None and not (isinstance(compatibility, str) and len(compatibility) <= MAX_COMPATIBILITY):
-        error("compatibility", f"must be a string of at most {MAX_COMPATIBILITY} characters")
+    if compatibility is not None and not isinstance(compatibility, str):
+        error("compatibility", f"must be a string, got {type(compatibility).__name__}: quote it")
+    elif compatibility is not None and len(compatibility) > MAX_COMPATIBILITY:
+        error("compatibility", f"is {len(compatibility)} characters; the limit is {MAX_COMPATIBILITY}")
     metadata = data.get("metadata")
-    if metadata is not None and not (
-        isinstance(metadata, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())
-    ):
-        error("metadata", "must map strings to strings: quote numbers and dates, e.g. version: \"1.0\"")
+    if metadata is not None and not isinstance(metadata, dict):
+        error("metadata", f"must be a mapping of keys to text, got {type(metadata).__name__}: e.g. metadata: "
+                          "{author: you}")
+    elif metadata is not None:  # numbers, booleans and dates were read as the text written (see parse_skill)
+        bad = next(((k, v) for k, v in metadata.items() if not (isinstance(k, str) and isinstance(v, str))), None)
+        if bad:
+            error("metadata", f"{shown(bad[0])}: {shown(bad[1])} is not text: give each key one value written "
+                              "as text, e.g. tags: \"a, b\"")
     for key in ("license", "allowed-tools"):
         if key in data and not isinstance(data[key], str):
             error(key, "must be a string")
     for key in data:
-        if key not in KNOWN_FIELDS:
-            problems.append(Diagnostic(path, str(key)[:60], "unknown field (ignored)", "warning"))
+        if key in KNOWN_FIELDS:
+            continue
+        if strict:
+            error(str(key)[:60], f"not a field of the Agent Skills spec ({', '.join(sorted(KNOWN_FIELDS))}): "
+                                 "remove it, or move it under metadata")
+        else:
+            problems.append(Diagnostic(path, str(key)[:60], "not a field of the Agent Skills spec: ignored here, "
+                                       "an error for `python -m course_utils validate`; remove it or move it "
+                                       "under metadata", "warning"))
     return problems
 
 
-def parse_skill(text: str, path: Path, folder_name: str | None = None) -> tuple[Skill | None, list[Diagnostic]]:
+def parse_skill(
+    text: str, path: Path, folder_name: str | None = None, strict: bool = False
+) -> tuple[Skill | None, list[Diagnostic]]:
     """Parse and validate the text of a SKILL.md. Returns the skill (None if invalid) and all diagnostics.
 
-    Never raises on bad text: whatever is wrong comes back as a diagnostic naming `path`.
+    Never raises on bad text: whatever is wrong comes back as a diagnostic naming `path`. Metadata values
+    that YAML would read as numbers, booleans or dates are kept as the text written (`version: 1.10` is
+    "1.10"), as the reference validator reads them; the skill's name is kept NFKC-normalised. `strict`:
+    see `validate_frontmatter`.
     """
     diagnostics: list[Diagnostic] = []
     if len(text) > MAX_FILE_BYTES:
@@ -159,7 +205,7 @@ def parse_skill(text: str, path: Path, folder_name: str | None = None) -> tuple[
         return None, [*diagnostics, Diagnostic(path, None, f"frontmatter is {len(front):,} characters; the limit is "
                                                            f"{MAX_FRONTMATTER_CHARS:,}: move long text to the body")]
     try:
-        data = safeyaml.load(front)
+        data = safeyaml.load(front, text_under=("metadata",))
     except yaml.YAMLError as err:
         where = getattr(err, "problem_mark", None)
         line = f" (frontmatter line {where.line + 1})" if where else ""
@@ -170,14 +216,15 @@ def parse_skill(text: str, path: Path, folder_name: str | None = None) -> tuple[
     if not isinstance(data, dict):
         kind = "empty" if data is None else f"a {type(data).__name__}"
         return None, [*diagnostics, Diagnostic(path, None, f"frontmatter must be a mapping of fields, got {kind}")]
-    diagnostics += validate_frontmatter(data, path, folder_name)
+    diagnostics += validate_frontmatter(data, path, folder_name, strict)
     if any(d.severity == "error" for d in diagnostics):
         return None, diagnostics
     extra = {k: v for k, v in data.items() if k not in ("name", "description")}
-    return Skill(data["name"], data["description"].strip(), body, path, extra), diagnostics
+    name = unicodedata.normalize("NFKC", data["name"])
+    return Skill(name, data["description"].strip(), body, path, extra), diagnostics
 
 
-def read_skill(path: Path) -> tuple[Skill | None, list[Diagnostic]]:
+def read_skill(path: Path, strict: bool = False) -> tuple[Skill | None, list[Diagnostic]]:
     """Read one SKILL.md from disk; unreadable or non-UTF-8 files become diagnostics, never exceptions."""
     try:
         size = path.stat().st_size
@@ -188,7 +235,7 @@ def read_skill(path: Path) -> tuple[Skill | None, list[Diagnostic]]:
         return None, [Diagnostic(path, None, f"not UTF-8 text (byte {err.start}): save the file as UTF-8")]
     except OSError as err:
         return None, [Diagnostic(path, None, f"cannot be read: {err.strerror or err}")]
-    return parse_skill(text, path, path.parent.name)
+    return parse_skill(text, path, path.parent.name, strict)
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -196,38 +243,47 @@ def _inside(path: Path, root: Path) -> bool:
     return path.resolve().is_relative_to(root.resolve())
 
 
-def discover(root: Path) -> tuple[list[Skill], list[Diagnostic]]:
-    """Read every `<root>/<folder>/SKILL.md`, refusing anything that resolves outside `root`.
+def skill_file(folder: Path) -> Path:
+    """The folder's `SKILL.md`, else its `skill.md` if that exists (see `SKILL_FILES`)."""
+    return next((folder / name for name in SKILL_FILES if (folder / name).exists()), folder / SKILL_FILE)
 
-    Folder names that differ only by case or Unicode normalisation (`café` written as NFC and as
-    NFD) get a diagnostic naming both files.
+
+def discover(root: Path, strict: bool = False) -> tuple[list[Skill], list[Diagnostic]]:
+    """Read every `<root>/<folder>/SKILL.md` (or `skill.md`), refusing anything that resolves outside `root`.
+
+    A folder whose name differs from an earlier one's only by case or Unicode normalisation (`café`
+    written as NFC and as NFD, `strasse` and `straße`) gets an error naming both files, and of such
+    look-alike folders only the first valid skill is loaded. `strict`: see `validate_frontmatter`.
     """
     root = Path(root)
     if not root.is_dir():
         return [], [Diagnostic(root, None, "is not a directory of skills")]
     skills: list[Skill] = []
     diagnostics: list[Diagnostic] = []
-    first_of: dict[str, Path] = {}  # a folder name folded for case and Unicode form -> the first such folder
+    first_of: dict[str, Path] = {}  # a folder name folded for case and Unicode form -> the first such file
+    kept: set[str] = set()  # the folded names that already gave a skill
     try:
         folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
     except OSError as err:
         return [], [Diagnostic(root, None, f"cannot be listed: {err.strerror or err}")]
     for folder in folders:
-        file = folder / SKILL_FILE
-        first = first_of.setdefault(unicodedata.normalize("NFKC", folder.name).casefold(), folder)
-        if first is not folder:
+        file = skill_file(folder)
+        folded = unicodedata.normalize("NFKC", folder.name).casefold()
+        first = first_of.setdefault(folded, file)
+        if first is not file:
             diagnostics.append(Diagnostic(file, "name", (
-                f"folder name {ascii(folder.name)} differs from {ascii(first.name)} ({first / SKILL_FILE}) only by "
-                "case or Unicode normalisation: they look alike, and macOS or Windows may treat them as one folder; "
-                "rename one of them")))
+                f"folder name {ascii(folder.name)} differs from {ascii(first.parent.name)} ({first}) only by case "
+                "or Unicode normalisation: they look alike, and macOS or Windows may treat them as one folder; "
+                "only the first valid one is loaded: rename one of them")))
         if not _inside(folder, root) or (file.exists() and not _inside(file, root)):
             diagnostics.append(Diagnostic(file, None, "resolves outside the skills root (symlink or ..): refused"))
         elif not file.is_file():
-            diagnostics.append(Diagnostic(folder, None, f"has no {SKILL_FILE}: not a skill", "warning"))
+            diagnostics.append(Diagnostic(folder, None, f"has no {SKILL_FILE} (nor skill.md): not a skill", "warning"))
         else:
-            skill, found = read_skill(file)
+            skill, found = read_skill(file, strict)
             diagnostics += found
-            if skill is not None:
+            if skill is not None and folded not in kept:
+                kept.add(folded)
                 skills.append(skill)
     if not skills and not any(d.severity == "error" for d in diagnostics):
         diagnostics.append(Diagnostic(root, None, f"holds no skill folder with a {SKILL_FILE}", "warning"))
@@ -260,9 +316,9 @@ class SkillLoader:
                 self.skills[skill.name] = skill
 
     @classmethod
-    def from_root(cls, root: str | Path) -> SkillLoader:
-        """Load every valid skill under `root`; problems are kept in `.diagnostics`."""
-        skills, diagnostics = discover(Path(root))
+    def from_root(cls, root: str | Path, strict: bool = False) -> SkillLoader:
+        """Load every valid skill under `root`; problems are kept in `.diagnostics`. `strict`: see `discover`."""
+        skills, diagnostics = discover(Path(root), strict)
         return cls(skills, diagnostics)
 
     @property

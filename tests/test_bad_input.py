@@ -186,8 +186,8 @@ def test_any_folder_tree_gives_skills_or_diagnostics(tree):
         for folder, data in tree:
             write(root, folder, data)
         loader = SkillLoader.from_root(root)
-        for name, skill in loader.skills.items():
-            assert skill.path == root / name / "SKILL.md"
+        for name, skill in loader.skills.items():  # a skill is named after its folder, NFKC-normalised
+            assert skill.path.parent.parent == root and unicodedata.normalize("NFKC", skill.path.parent.name) == name
         for d in loader.diagnostics:
             assert d.path == root or d.path.is_relative_to(root), d
         written = {folder for folder, _ in tree if not folder.startswith(".")}

@@ -20,7 +20,7 @@ BROKEN = {
     "empty-description": "description",
     "list-frontmatter": None,
     "long-description": "description",
-    "metadata-numbers": "metadata",
+    "metadata-list": "metadata",
     "missing-description": "description",
     "name-mismatch": "name",
     "no-closing": None,
@@ -83,7 +83,8 @@ def test_bom_and_crlf_are_normalised(mixed):
     "name, ok",
     [("a", True), ("pdf-tools", True), ("a1-b2-c3", True), ("x" * 64, True), ("x" * 65, False),
      ("-lead", False), ("trail-", False), ("dou--ble", False), ("Caps", False), ("under_score", False),
-     ("", False), ("spa ce", False), ("émoji", False)],
+     ("", False), ("spa ce", False), ("émoji", True), ("ÉMOJI", False), ("技能", True), ("мой-навык", True),
+     ("навык-2", True), ("x😀", False)],
 )
 def test_name_rules(tmp_path, name, ok):
     folder = name or "empty"
