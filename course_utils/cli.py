@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from course_utils.paths import DATA_DIR, SKILLS_DIR
-from course_utils.skills import SkillLoader
+from course_utils.skills import SkillLoader, read_skill_folder, skill_file
 from course_utils.tokens import estimate_tokens
 
 SELECTORS = ("model", "similarity", "hybrid")
@@ -25,13 +25,19 @@ def validate(args: argparse.Namespace) -> int:
     Strict, as the reference validator `skills-ref` is: a field the spec does not define is an error here,
     though the lessons' loader only warns about it.
     """
-    loader = SkillLoader.from_root(args.dir, strict=True)
-    for diagnostic in loader.diagnostics:
+    folder = Path(args.dir)
+    if skill_file(folder).is_file():  # one skill folder, as in the spec's `skills-ref validate ./my-skill`
+        skill, diagnostics = read_skill_folder(folder, strict=True)
+        valid = [skill] if skill else []
+    else:
+        loader = SkillLoader.from_root(folder, strict=True)
+        valid, diagnostics = list(loader.skills.values()), loader.diagnostics
+    for diagnostic in diagnostics:
         print(diagnostic)
-    invalid = len({d.path for d in loader.errors})
-    warnings = sum(d.severity == "warning" for d in loader.diagnostics)
-    print(f"{len(loader.skills)} valid, {invalid} invalid, {warnings} warning(s) in {args.dir}")
-    return 1 if invalid or not loader.skills else 0
+    invalid = len({d.path for d in diagnostics if d.severity == "error"})
+    warnings = sum(d.severity == "warning" for d in diagnostics)
+    print(f"{len(valid)} valid, {invalid} invalid, {warnings} warning(s) in {args.dir}")
+    return 1 if invalid or not valid else 0
 
 
 def catalog(args: argparse.Namespace) -> int:
@@ -171,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m course_utils", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, func, help_text in [
-        ("validate", validate, "check every SKILL.md under DIR against the Agent Skills rules"),
+        ("validate", validate, "check a skill folder, or every skill folder under DIR, against the Agent Skills rules"),
         ("catalog", catalog, "print the catalog of the skills under DIR and its token estimate"),
     ]:
         command = sub.add_parser(name, help=help_text)

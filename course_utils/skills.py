@@ -248,6 +248,14 @@ def skill_file(folder: Path) -> Path:
     return next((folder / name for name in SKILL_FILES if (folder / name).exists()), folder / SKILL_FILE)
 
 
+def read_skill_folder(folder: Path, strict: bool = False) -> tuple[Skill | None, list[Diagnostic]]:
+    """Read one skill folder given on its own (`validate ./my-skill`); its file must not resolve outside it."""
+    file = skill_file(folder)
+    if not _inside(file, folder):
+        return None, [Diagnostic(file, None, "resolves outside the skill folder (symlink or ..): refused")]
+    return read_skill(file, strict)
+
+
 def discover(root: Path, strict: bool = False) -> tuple[list[Skill], list[Diagnostic]]:
     """Read every `<root>/<folder>/SKILL.md` (or `skill.md`), refusing anything that resolves outside `root`.
 

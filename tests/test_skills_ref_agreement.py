@@ -198,6 +198,28 @@ def test_validate_gives_the_reference_verdict(case, tmp_path, capsys):
         assert any(line.startswith(str(root)) and said in line and fragment in line for line in printed), printed
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if c.root not in ("missing", "file")],
+                         ids=[c.reference.split("::")[1] for c in CASES if c.root not in ("missing", "file")])
+def test_validating_the_skill_folder_itself_gives_the_same_verdict(case, tmp_path, capsys):
+    """The spec's own example validates one folder (`skills-ref validate ./my-skill`): so does ours."""
+    folder = lay_out(case, tmp_path) / case.folder
+    status = main(["validate", str(folder)])
+    printed = capsys.readouterr().out.splitlines()
+    assert (status == 0) == case.valid, printed
+    if case.valid:
+        assert printed == [f"1 valid, 0 invalid, 0 warning(s) in {folder}"]
+
+
+def test_a_single_folder_whose_skill_md_escapes_it_is_refused(tmp_path, capsys):
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text(front(NAME, DESCRIPTION), encoding="utf-8")
+    folder = tmp_path / "my-skill"
+    folder.mkdir()
+    (folder / "SKILL.md").symlink_to(outside)
+    assert main(["validate", str(folder)]) == 1
+    assert "resolves outside the skill folder" in capsys.readouterr().out
+
+
 # ----------------------------------------------------------------- the command, in its own process
 
 
