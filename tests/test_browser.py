@@ -2,7 +2,7 @@
 
 Each test starts its own JupyterLab on 127.0.0.1 (a free port, a random token, throw-away settings)
 over a temporary copy of notebooks/, so that nothing the browser does can save outputs into the
-repository. Chromium is Debian's (/usr/bin/chromium, installed by `make setup` through
+repository. Chromium is Debian's (/usr/bin/chromium, installed by `make test` through
 scripts/ensure_chromium.sh), driven by Playwright; Playwright's own browser download is never used.
 
 The tests fail on any console error that is not on the short allowlist below: a widget manager whose
@@ -129,12 +129,12 @@ def _stop(process: subprocess.Popen, kernels: list[int]) -> None:
 @pytest.fixture(scope="session")
 def chromium() -> Path:
     """Debian's Chromium and the playwright package, checked before any server starts."""
-    _require(CHROMIUM.exists(), f"needs Chromium at {CHROMIUM}: run `make setup` (or `sudo apt-get install "
+    _require(CHROMIUM.exists(), f"needs Chromium at {CHROMIUM}: run `make test` (or `sudo apt-get install "
              "chromium`)")
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        _require(False, "needs the playwright package: pip install -e '.[dev]' (make setup does)")
+        _require(False, "needs the playwright package: pip install -e '.[dev]' (make test does)")
     return CHROMIUM
 
 

@@ -12,10 +12,10 @@ import pytest
 
 from course_utils.fuzz import TARGET_NAMES, make_target, write_seeds
 
-# CI installs the fuzz extra (make setup): there, a missing atheris must fail, not skip quietly.
+# CI installs the fuzz extra (make test): there, a missing atheris must fail, not skip quietly.
 needs_atheris = pytest.mark.skipif(
     importlib.util.find_spec("atheris") is None and not os.environ.get("CI"),
-    reason="atheris is not installed: pip install -e '.[fuzz]' (make setup installs it)")
+    reason="atheris is not installed: pip install -e '.[fuzz]' (make test and make fuzz install it)")
 
 
 def fuzz(*args: str) -> subprocess.CompletedProcess:

