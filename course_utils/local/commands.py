@@ -115,8 +115,35 @@ def bench_embeddings(client, loader, count: int = 1000) -> dict[str, Any]:
     return {"embed_1000_s": round(seconds * 1000 / count, 3)}
 
 
+def topk_ms(rows: int = 10_000, dimension: int | None = None, k: int = 10, queries: int = 200,
+            seed: int = 0) -> float:
+    """Median milliseconds per query of cosine + top `k` over `rows` unit vectors, as lesson 08 ranks.
+
+    The work is `scale.IndexedSelector`'s per query: one query vector normalised, one product with a
+    contiguous float32 matrix of unit rows, a partial sort (`scale.top_k`). The vectors are random unit
+    vectors of the local encoder's size (USE, 512 unless `dimension` says otherwise): the cost depends on
+    the matrix's shape, not on its values, so this figure needs no model and no embedding.
+    """
+    import numpy as np
+
+    from course_utils.local.embed import DIMENSIONS, USE_NAME
+    from course_utils.scale import cosine_scores, top_k, unit_rows
+
+    rng = np.random.default_rng(seed)
+    size = DIMENSIONS[USE_NAME] if dimension is None else dimension
+    matrix = unit_rows(rng.standard_normal((rows, size), dtype=np.float32))
+    vectors = rng.standard_normal((queries, 1, size), dtype=np.float32)
+    top_k(cosine_scores(matrix, vectors[0])[0], k)  # warm-up: first-call allocations are not a query's cost
+    seconds = []
+    for vector in vectors:
+        start = time.perf_counter()
+        top_k(cosine_scores(matrix, vector)[0], k)
+        seconds.append(time.perf_counter() - start)
+    return 1000 * statistics.median(seconds)
+
+
 def run_bench(args: argparse.Namespace) -> int:
-    """``bench``: load time, decision latency (model and hybrid), embedding speed and peak memory."""
+    """``bench``: load time, decision latency (model and hybrid), embedding speed, top-k speed, peak memory."""
     from course_utils.client import backend_of, make_client
     from course_utils.local.embed import embed
     from course_utils.local.llm import get_llm
@@ -143,6 +170,7 @@ def run_bench(args: argparse.Namespace) -> int:
     results |= bench_decisions(client, loader, queries)
     results |= bench_hybrid(client, loader, queries)
     results |= bench_embeddings(client, loader)
+    results["topk_10000_ms"] = round(topk_ms(), 3)  # random 512-d unit vectors: no model involved
     results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     results["machine"] = machine()
     for key, value in results.items():

@@ -1,0 +1,44 @@
+"""`bench` (the local backend's timing command): its model-free figure, `topk_10000_ms`, and its JSON. No model."""
+from __future__ import annotations
+
+import argparse
+import json
+from types import SimpleNamespace
+
+import numpy as np
+
+import course_utils.client
+import course_utils.local.embed
+import course_utils.local.llm
+import course_utils.scale as scale
+from course_utils.local import commands
+from course_utils.paths import REPO_ROOT
+
+
+def test_bench_times_cosine_and_top_k_on_random_unit_vectors_without_a_model(monkeypatch):
+    calls = []
+    original = scale.top_k
+    monkeypatch.setattr(scale, "top_k", lambda row, k: calls.append((row.shape, k)) or original(row, k))
+    ms = commands.topk_ms(rows=2_000, dimension=64, queries=15)
+    assert 0 < ms < 1_000
+    assert calls == [((2_000,), 10)] * 16  # one warm-up, then each query
+    assert commands.topk_ms(rows=500, queries=3) > 0  # the encoder's size (512) by default
+
+
+def test_bench_json_carries_topk_10000_ms_and_the_machine(monkeypatch, tmp_path):
+    """`bench` with every model-bound step stubbed: the JSON keeps the new field and the machine fields."""
+    monkeypatch.setattr(course_utils.local.llm, "get_llm", lambda name=None: None)
+    monkeypatch.setattr(course_utils.local.embed, "embed", lambda texts: np.ones((len(texts), 512), np.float32))
+    monkeypatch.setattr(course_utils.client, "make_client", lambda *a, **kw: SimpleNamespace())
+    monkeypatch.setattr(course_utils.client, "backend_of",
+                        lambda client: SimpleNamespace(generation_label=lambda: "stub"))
+    monkeypatch.setattr(commands, "bench_decisions", lambda *a: {"decision_p50_s": 1.0})
+    monkeypatch.setattr(commands, "bench_hybrid", lambda *a: {"hybrid_decision_p50_s": 1.0})
+    monkeypatch.setattr(commands, "bench_embeddings", lambda *a: {"embed_1000_s": 1.0})
+    monkeypatch.setattr(commands, "topk_ms", lambda: 1.23456)
+    out = tmp_path / "bench.json"
+    args = argparse.Namespace(root=str(REPO_ROOT), queries=2, model=None, json=str(out))
+    assert commands.run_bench(args) == 0
+    figures = json.loads(out.read_text())
+    assert figures["topk_10000_ms"] == 1.235
+    assert figures["machine"]["cores"] >= 1 and figures["machine"]["cpu"]
