@@ -42,8 +42,8 @@ course: setup
 
 # The three selectors on both query sets, headless: reports, JSON and histograms in build/.
 eval: setup
-	$(PY) -m course_utils eval-trigger --selectors model,similarity,hybrid --queries data/trigger_eval.yaml --json build/eval_en.json --plot build/figures/eval_en.png
-	$(PY) -m course_utils eval-trigger --selectors model,similarity,hybrid --queries data/trigger_eval_fr.yaml --json build/eval_fr.json --plot build/figures/eval_fr.png
+	$(PY) -m course_utils eval-trigger --selectors model,model-abstain,similarity,hybrid --queries data/trigger_eval.yaml --json build/eval_en.json --plot build/figures/eval_en.png
+	$(PY) -m course_utils eval-trigger --selectors model,model-abstain,similarity,hybrid --queries data/trigger_eval_fr.yaml --json build/eval_fr.json --plot build/figures/eval_fr.png
 
 # The whole suite, as CI runs it (.ci/run) from a clean clone.
 test: setup-test

@@ -13,7 +13,7 @@ from course_utils.paths import DATA_DIR, SKILLS_DIR
 from course_utils.skills import SkillLoader, read_skill_folder, skill_file
 from course_utils.tokens import estimate_tokens
 
-SELECTORS = ("model", "similarity", "hybrid")
+SELECTORS = ("model", "model-abstain", "similarity", "hybrid")
 SAMPLING_TEMPERATURE = 0.7
 """The temperature of repeated runs on the local backend when --temperature is not given: greedy
 decoding gives the same decision every run, so repeating it would measure nothing."""
@@ -80,6 +80,7 @@ def eval_trigger(args: argparse.Namespace) -> int:
     from course_utils.client import backend_of, make_client
     from course_utils.evaluation import comparison_table, evaluate, paired_comparison, run_selector
     from course_utils.queries import QuerySetError, load_queries
+    from course_utils.abstain import recommended
     from course_utils.selection import SimilaritySelector, hybrid_selector, pick_by_model
 
     names = list(dict.fromkeys(n.strip() for n in args.selectors.split(",") if n.strip()))
@@ -115,6 +116,8 @@ def eval_trigger(args: argparse.Namespace) -> int:
             temperature = SAMPLING_TEMPERATURE
         if "model" in names:
             selectors["model"] = (lambda q: pick_by_model(client, loader, q, temperature=temperature), model_runs)
+        if "model-abstain" in names:  # the course's recommended small-model selector (course_utils.abstain)
+            selectors["model-abstain"] = (lambda q: recommended(client, loader, q, temperature=temperature), model_runs)
         if "similarity" in names or "hybrid" in names:
             similarity = SimilaritySelector(client, loader, threshold=args.threshold, k=args.k)
         if "similarity" in names:
@@ -196,15 +199,16 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--queries", type=Path, default=DATA_DIR / "trigger_eval.yaml", metavar="FILE",
                          help="the labelled query set (default: data/trigger_eval.yaml)")
     command.add_argument("--selectors", default="model,similarity",
-                         help="comma-separated: model, similarity, hybrid (the top k by similarity, then the "
-                              "model; lesson 07); default model,similarity")
+                         help="comma-separated: model (the seed's selector), model-abstain (the course's "
+                              "recommended small-model selector, course_utils.abstain), similarity, hybrid (the top k "
+                              "by similarity, then the model; lesson 07); default model,similarity")
     command.add_argument("--threshold", type=float, help="similarity's cosine threshold (default: the backend's, fitted on data/dev for the local encoder)")
     command.add_argument("--k", type=int, default=3,
                          help="how many nearest skills similarity reports and hybrid shows the model (default 3)")
     command.add_argument("--runs", type=int,
-                         help="runs per query for model and hybrid (default: 1 local, 3 Gemini)")
+                         help="runs per query for the model-based selectors (default: 1 local, 3 Gemini)")
     command.add_argument("--temperature", type=float,
-                         help=f"sampling temperature of model and hybrid (default: greedy for one local run, "
+                         help=f"sampling temperature of the model-based selectors (default: greedy for one local run, "
                               f"{SAMPLING_TEMPERATURE} for several local runs, Gemini's default on Gemini)")
     command.add_argument("--backend", choices=("auto", "local", "gemini"), default="auto")
     command.add_argument("--json", type=Path, metavar="PATH", help="write the reports as JSON")

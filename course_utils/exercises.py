@@ -89,7 +89,7 @@ def scripted_world(cases: Sequence[ScriptedCase] = CHECK_CASES) -> tuple[Scripte
     """The stand-in backend, a client it answers, its catalog and a SimilaritySelector over it (no cache)."""
     choices = {case.query: case.model_choice() for case in cases}
     backend = ScriptedBackend(CHECK_SKILLS, {case.query: case.scores for case in cases},
-                              lambda query, offered: choices.get(query))
+                              lambda query, offered, functions: choices.get(query) if choices.get(query) in offered else None)
     client = backend.client()
     loader = SkillLoader(CHECK_SKILLS)
     return backend, client, loader, SimilaritySelector(client, loader, threshold=0.5, cache=False)

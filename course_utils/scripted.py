@@ -30,8 +30,10 @@ SCRIPTED = Backend("scripted", "scripted stand-in model", "scripted stand-in enc
 DECLINE_TEXT = "None of the skills I was offered fits this request, so I will answer it myself."
 _ROUTE = re.compile(r"/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
 
-Script = Callable[[str, list[str]], str | None]
-"""What the scripted model does: (query, skills offered) -> the skill it calls, or None to answer in text."""
+Script = Callable[[str, list[str], list[str]], str | None]
+"""What the scripted model does: (query, skills offered, functions declared) -> the value it passes to the
+first declared function that takes a string (a skill's name, or any value of that parameter's enum, such
+as "none" or "yes"), or None to answer in text."""
 
 
 @dataclass
@@ -45,7 +47,9 @@ class Exchange:
     functions: list[str]
     """The names of the functions the request declared."""
     called: str | None
-    """The skill the model called, None when it answered in text."""
+    """The value the model called a function with, None when it answered in text."""
+    request: dict[str, Any]
+    """The request's JSON body."""
     prompt_tokens: int
     """The prompt tokens the stand-in reported in usageMetadata."""
     start: float
@@ -127,13 +131,14 @@ class ScriptedBackend:
         offered = [n for n in self.names if n in set(self._mentions.findall(text))]
         query = next((q for q in self.scores if json.dumps(q, ensure_ascii=False)[1:-1] in text), None)
         declarations = [d for tool in body.get("tools") or [] for d in tool.get("functionDeclarations") or []]
-        choice = self.script(query, offered) if query is not None else None
-        call = _call_for(declarations, choice) if choice in offered else None
+        functions = [str(d.get("name")) for d in declarations]
+        choice = self.script(query, offered, functions) if query is not None else None
+        call = _call_for(declarations, choice) if choice is not None else None
         prompt_tokens = 97 + len(text) // 5  # the stand-in's own count: no estimate a learner could rebuild
         part = {"functionCall": call} if call else {"text": DECLINE_TEXT}
         with self._lock:
-            self.exchanges.append(Exchange(query, offered, [str(d.get("name")) for d in declarations],
-                                           choice if call else None, prompt_tokens, start, time.perf_counter()))
+            self.exchanges.append(Exchange(query, offered, functions, choice if call else None, dict(body),
+                                           prompt_tokens, start, time.perf_counter()))
         return {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
                 "usageMetadata": {"promptTokenCount": prompt_tokens, "candidatesTokenCount": 12,
                                   "totalTokenCount": prompt_tokens + 12},
@@ -149,10 +154,15 @@ def _string_parameter(declaration: Mapping[str, Any]) -> str | None:
     return (with_enum or strings or [None])[0]
 
 
-def _call_for(declarations: Sequence[Mapping[str, Any]], skill: str) -> dict[str, Any] | None:
-    """A function call naming `skill` through the first declared function that takes a string, if any."""
+def _call_for(declarations: Sequence[Mapping[str, Any]], value: str) -> dict[str, Any] | None:
+    """A call passing `value` to the first declared function whose string parameter accepts it (any string when
+    the parameter has no enum), or None when no declared function can take it."""
     for declaration in declarations:
         parameter = _string_parameter(declaration)
-        if parameter is not None:
-            return {"name": declaration.get("name"), "args": {parameter: skill}}
+        if parameter is None:
+            continue
+        schema = declaration.get("parameters") or declaration.get("parametersJsonSchema") or {}
+        allowed = (schema.get("properties") or {})[parameter].get("enum")
+        if not allowed or value in allowed:
+            return {"name": declaration.get("name"), "args": {parameter: value}}
     return None

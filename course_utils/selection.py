@@ -58,7 +58,8 @@ Selector = Callable[[str], Decision]
 
 
 def pick_by_model(client: genai.Client, loader: SkillLoader, query: str, model: str = GENERATION_MODEL,
-                  max_output_tokens: int | None = None, temperature: float | None = None) -> Decision:
+                  max_output_tokens: int | None = None, temperature: float | None = None,
+                  preamble: str = "You are a helpful assistant.") -> Decision:
     """One `generate_content` with the catalog and the activate tool; read only the first turn's call.
 
     Automatic function calling is off, so nothing is executed: the decision is the `activate_skill`
@@ -67,11 +68,12 @@ def pick_by_model(client: genai.Client, loader: SkillLoader, query: str, model: 
     (its thinking tokens count against the cap). `temperature` None keeps the backend's default:
     greedy on the local backend (the same query always gets the same decision), Gemini's own default
     (it samples); give one to sample, and run the query several times to measure how stable it is.
+    `preamble` opens the system instruction (`course_utils.abstain` puts worked examples there).
     """
     if max_output_tokens is None and backend_name(client) == "local":
         max_output_tokens = LOCAL_DECISION_TOKENS
     config = types.GenerateContentConfig(
-        system_instruction=loader.system_instruction(function=ACTIVATE),
+        system_instruction=loader.system_instruction(preamble, function=ACTIVATE),
         tools=[loader.tool(ACTIVATE)],
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         max_output_tokens=max_output_tokens,

@@ -164,3 +164,24 @@ def test_skills_outside_the_trusted_roots_need_the_opt_in(tmp_path):
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert f"{CATALOG} is not inside a trusted skills root" in result.stderr
     assert "--allow-untrusted-skills" in result.stderr
+
+
+def test_model_abstain_runs_the_recommended_selector_by_name(tmp_path, monkeypatch):
+    """`--selectors model-abstain` calls `abstain.recommended`, which runs the technique named by RECOMMENDED."""
+    from course_utils import abstain
+    from course_utils.cli import main
+
+    asked = []
+
+    def declines(client, loader, query, temperature=None):
+        asked.append(query)
+        return Decision(None, 321, 0.5)
+
+    monkeypatch.setitem(abstain.TECHNIQUES, abstain.RECOMMENDED, declines)
+    for key in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    code = main(["eval-trigger", "--allow-untrusted-skills", "--skills", str(CATALOG), "--queries", str(QUERIES),
+                 "--selectors", "model-abstain", "--backend", "local", "--json", str(tmp_path / "report.json")])
+    assert code == 0 and asked == [q.query for q in load_queries(QUERIES)]
+    report = json.loads((tmp_path / "report.json").read_text())["selectors"]["model-abstain"]
+    assert report["mean_prompt_tokens"] == 321 and all(r["decided"] is None for r in report["records"])
