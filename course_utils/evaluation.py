@@ -18,7 +18,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -217,6 +217,11 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        """A report read back from `to_dict()` (e.g. a recorded JSON file); the rates are recomputed."""
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.init and f.name in data})
 
     def mistake_lines(self) -> list[str]:
         """One line per mistake: `name: expected X -> got Y : "query"`."""

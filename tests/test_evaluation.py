@@ -284,3 +284,17 @@ def test_rate_bars_draw_each_rate_with_its_interval():
     assert [b.get_height() for b in similarity_bars] == [1.0, 1.0]  # no must-trigger query: no bar
     assert [t.get_text() for t in ax.texts] == ["2/5", "1/3", "1/2", "1/1", "n/a", "1/1"]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["model", "similarity"]
+
+
+def test_a_report_reads_back_from_its_dict():
+    """Lesson 04 reads recorded reports (data/measured/) back with `Report.from_dict`."""
+    import json
+
+    from course_utils.evaluation import Report
+    from course_utils.paths import DATA_DIR
+
+    for file in sorted((DATA_DIR / "measured" / "abstention_dev").glob("*.json")):
+        data = json.loads(file.read_text(encoding="utf-8"))["report"]
+        report = Report.from_dict(data)
+        assert report.to_dict() == data, file.name
+        assert report.queries == 90 and len(report.records) == 90
