@@ -262,19 +262,10 @@ def check_hybrid(function: Callable, client: Any, loader: SkillLoader, selector:
     the nearest, or declines), then, with `real`, 2 on the notebook's `client`, `loader` and
     `selector`. Never raises.
     """
-    try:
-        result = _check(function, client, loader, selector, real)
-    except Mistake as mistake:
-        result = mistake.result()
-    except Exception as err:  # a bug in the checker must not look like the learner's
-        result = CheckResult(False, [f"The checker itself failed ({type(err).__name__}: {err}). "
-                                     "This is not your fault: please report it."], "checker")
-    if verbose:
-        print(result)
-    return result
+    return _checked(lambda: _check(function, client, loader, selector, real), verbose)
 
 
-def _check(function: Callable, client: Any, loader: SkillLoader, selector: Any, real: bool) -> CheckResult:
+def _check(function: Callable, client: Any, loader: SkillLoader, selector: Any, real: bool) -> list[str]:
     if not callable(function):
         raise Mistake("return type", f"pick_hybrid should be a function; it is a {type(function).__name__}.")
     used = _globals_read(function)
@@ -289,7 +280,7 @@ def _check(function: Callable, client: Any, loader: SkillLoader, selector: Any, 
         for query, k in CHECK_QUERIES:
             passed.append(_check_real(function, client, loader, selector, query, k, label))
         passed[0] += f" Passed on {label}: {len(CHECK_QUERIES)} decisions."
-    return CheckResult(True, passed)
+    return passed
 
 
 def _run(function: Callable, client: Any, loader: SkillLoader, selector: Any, query: str, k: int,
