@@ -7,6 +7,7 @@ pyproject.toml, so a test package slipped into the `local` or `course` extra fai
 from __future__ import annotations
 
 import re
+import os
 import shutil
 import subprocess
 import tomllib
@@ -23,9 +24,14 @@ PROJECT = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
 
 
 def dry_run(target: str, tmp_path) -> str:
-    """What `make -n TARGET` prints in a fresh clone: the .venv (and its marker files) is a new folder."""
-    done = subprocess.run(["make", "-n", target, f"VENV={tmp_path / 'fresh'}"], cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=60, check=True)
+    """What `make -n TARGET` prints in a fresh clone: the .venv (and its marker files) is a new folder.
+
+    Run as a top-level make even when the suite itself runs under `make test` (as in CI): a sub-make
+    would print "make[1]: Entering/Leaving directory" lines around the commands.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    done = subprocess.run(["make", "--no-print-directory", "-n", target, f"VENV={tmp_path / 'fresh'}"],
+                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=60, check=True)
     return done.stdout.replace(str(tmp_path / "fresh"), ".venv")  # the temporary path is not the Makefile's words
 
 
