@@ -63,7 +63,7 @@ def resolve_day(day: str, today: date = TODAY) -> date:
     if match and match.group(1) in names:
         ahead = (names.index(match.group(1)) - today.weekday() - 1) % 7 + 1
         return today + timedelta(days=ahead)
-    raise ValueError(f'cannot read the day "{day}": give a date as YYYY-MM-DD (e.g. 2026-12-04) or a weekday name')
+    raise ValueError(f'cannot read the day "{day}": give a date as YYYY-MM-DD (e.g. 2026-12-27) or a weekday name')
 
 
 def _slots(entry: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -123,7 +123,7 @@ def check_calendar_declaration() -> types.FunctionDeclaration:
             type=types.Type.OBJECT,
             properties={
                 "day": types.Schema(type=types.Type.STRING,
-                                    description="The day, as YYYY-MM-DD (e.g. 2026-12-04) or a weekday name."),
+                                    description="The day, as YYYY-MM-DD (e.g. 2026-12-27) or a weekday name."),
                 "line": types.Schema(type=types.Type.STRING, enum=list(LINES),
                                      description='"nut-free" when a guest has a nut allergy, else "regular".'),
             },
