@@ -1,0 +1,184 @@
+"""The bakery agent measured on many requests: each run checked against its skill's rules, by code.
+
+Lesson 03 runs the cake request once; one run is one sample. Here every request of
+`data/bakery_requests.yaml` (its expected outcome written before it was run) goes through each skill
+mode (`all`, `on-demand`, `filesystem`), several times with sampling, and each run gets a checklist read
+from its events and its answer: the right skill loaded (or none), no skill loaded twice, the calendar
+checked on the right line and day, and each fact the answer must state. `summarize` turns the
+checklists into one row per mode, every rate with its Wilson interval.
+"""
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from course_utils.agent import AgentResult, Harness, MaxTurnsExceeded
+from course_utils.bakery import resolve_day
+from course_utils.paths import DATA_DIR
+from course_utils.stats import Rate
+
+REQUESTS_FILE = DATA_DIR / "bakery_requests.yaml"
+
+
+@dataclass(frozen=True)
+class BakeryRequest:
+    """One customer request and the outcome it must have (see the file's header)."""
+
+    id: str
+    split: str
+    lang: str
+    text: str
+    skill: str | None
+    calendar: tuple[tuple[str, str], ...] | None
+    facts: dict[str, str] = field(default_factory=dict)
+
+
+def load_requests(path: str | Path = REQUESTS_FILE, split: str | None = None) -> list[BakeryRequest]:
+    """The requests of the file (only `split`'s when given); ValueError names a malformed entry."""
+    requests = []
+    for index, raw in enumerate(yaml.safe_load(Path(path).read_text(encoding="utf-8"))["requests"]):
+        try:
+            calendar = None if raw["calendar"] is None else tuple((str(d), str(line)) for d, line in raw["calendar"])
+            request = BakeryRequest(raw["id"], raw["split"], raw["lang"], raw["text"], raw["skill"], calendar,
+                                    dict(raw.get("facts") or {}))
+            for pattern in request.facts.values():
+                re.compile(pattern)
+        except (KeyError, TypeError, ValueError, re.error) as err:
+            raise ValueError(f"{path}: request #{index + 1} ({raw.get('id', '?')}): {err}") from None
+        if split is None or request.split == split:
+            requests.append(request)
+    return requests
+
+
+def skills_loaded(result: AgentResult) -> list[str]:
+    """The skills a run read, in order, one entry per call: `load_skill` names and `read_file` SKILL.md folders."""
+    names = []
+    for tool, arguments in result.tool_calls:
+        if tool == "load_skill":
+            names.append(str(arguments.get("name")))
+        elif tool == "read_file" and str(arguments.get("path", "")).lower().endswith("skill.md"):
+            names.append(Path(str(arguments["path"])).parent.name)
+    return names
+
+
+def calendar_checked(result: AgentResult, expected: Iterable[tuple[str, str]]) -> bool:
+    """Whether one `check_calendar` call asked for one of the expected (day, line) pairs (weekday names resolved)."""
+    wanted = {(day, line) for day, line in expected}
+    for arguments in result.calls("check_calendar"):
+        try:
+            day = resolve_day(str(arguments.get("day", ""))).isoformat()
+        except ValueError:
+            continue
+        if (day, str(arguments.get("line", "")).strip().lower()) in wanted:
+            return True
+    return False
+
+
+@dataclass
+class Checklist:
+    """What one run did, checked against its request's expected outcome. None: the check does not apply."""
+
+    request: str
+    mode: str
+    sample: int
+    skills: list[str]
+    right_skill: bool | None
+    loaded_twice: bool
+    calendar_right: bool | None
+    facts: dict[str, bool]
+    answered: bool
+    model_calls: int
+    prompt_tokens: int
+    seconds: float
+    answer: str
+    error: str | None = None
+
+    def outcome(self) -> tuple:
+        """What two runs must share to agree: skills read, the checks' verdicts and whether it answered."""
+        return (tuple(self.skills), self.right_skill, self.calendar_right, tuple(sorted(self.facts.items())),
+                self.answered)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_run(request: BakeryRequest, mode: str, result: AgentResult, *, sample: int = 0,
+              seconds: float = 0.0, error: str | None = None) -> Checklist:
+    """The checklist of one run (a run stopped by max_turns is checked as it stands, with no answer)."""
+    loaded = skills_loaded(result)
+    expected = [request.skill] if request.skill else []
+    right_skill = None if mode == "all" else list(dict.fromkeys(loaded)) == expected
+    calendar = None if request.calendar is None else calendar_checked(result, request.calendar)
+    facts = {name: bool(re.search(pattern, result.answer, re.IGNORECASE)) for name, pattern in request.facts.items()}
+    return Checklist(request.id, mode, sample, loaded, right_skill, len(loaded) != len(set(loaded)), calendar, facts,
+                     bool(result.answer.strip()), result.turns, result.total_prompt_tokens, round(seconds, 2),
+                     result.answer, error)
+
+
+def run_checked(harness: Harness, client: Any, request: BakeryRequest, *, sample: int = 0,
+                temperature: float | None = None, seed: int | None = None, **options: Any) -> Checklist:
+    """Run one request through one harness and check it. A run that hits max_turns is checked, not dropped."""
+    start = time.perf_counter()
+    try:
+        result, error = harness.run(client, request.text, temperature=temperature, seed=seed, **options), None
+    except MaxTurnsExceeded as err:
+        result, error = err.result, f"MaxTurnsExceeded after {err.max_turns} model calls"
+    return check_run(request, harness.mode, result, sample=sample, seconds=time.perf_counter() - start, error=error)
+
+
+def run_all(harnesses: dict[str, Harness], client: Any, requests: Sequence[BakeryRequest], *,
+            seeds: Sequence[int | None] = (None,), temperature: float | None = None,
+            progress: Callable[[Iterable], Iterable] = iter, **options: Any) -> list[Checklist]:
+    """Every request through every harness, once per seed. Runs are grouped by mode (one system prompt at a
+    time: the local backend keeps one prompt prefix cached)."""
+    jobs = [(mode, request, sample, seed) for mode in harnesses for request in requests
+            for sample, seed in enumerate(seeds)]
+    return [run_checked(harnesses[mode], client, request, sample=sample, seed=seed,
+                        temperature=temperature if seed is not None else None, **options)
+            for mode, request, sample, seed in progress(jobs)]
+
+
+def _rate(values: Iterable[bool | None]) -> Rate:
+    counted = [v for v in values if v is not None]
+    return Rate.of(sum(counted), len(counted))
+
+
+def agreement(checklists: Sequence[Checklist]) -> Rate:
+    """Of the (request, mode) pairs run more than once, the share whose runs all had the same outcome."""
+    groups: dict[tuple[str, str], list[tuple]] = {}
+    for c in checklists:
+        groups.setdefault((c.request, c.mode), []).append(c.outcome())
+    repeated = [outcomes for outcomes in groups.values() if len(outcomes) > 1]
+    return Rate.of(sum(len(set(outcomes)) == 1 for outcomes in repeated), len(repeated))
+
+
+def summarize(checklists: Sequence[Checklist]) -> list[dict[str, Any]]:
+    """One row per mode: the rates (each a `Rate`, counted over runs), mean prompt tokens and model calls."""
+    rows = []
+    for mode in dict.fromkeys(c.mode for c in checklists):
+        runs = [c for c in checklists if c.mode == mode]
+        rows.append({
+            "mode": mode,
+            "runs": len(runs),
+            "right skill": _rate(c.right_skill for c in runs),
+            "no skill twice": _rate(not c.loaded_twice for c in runs),
+            "calendar right": _rate(c.calendar_right for c in runs),
+            "facts": _rate(v for c in runs for v in c.facts.values()),
+            "answered": _rate(c.answered for c in runs),
+            "agreement": agreement(runs),
+            "model calls": sum(c.model_calls for c in runs) / len(runs),
+            "prompt tokens": sum(c.prompt_tokens for c in runs) / len(runs),
+        })
+    return rows
+
+
+def failed_facts(checklists: Sequence[Checklist]) -> Counter:
+    """How often each fact was missing from an answer, over all runs."""
+    return Counter(f"{c.request}: {name}" for c in checklists for name, ok in c.facts.items() if not ok)

@@ -1,0 +1,126 @@
+"""The bakery requests and the checklist each run gets (issue #15); no model: runs are built by hand."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from course_utils.agent import AgentResult, Event
+from course_utils.bakery import TODAY, load_calendar
+from course_utils.bakery_eval import (
+    BakeryRequest, agreement, check_run, load_requests, skills_loaded, summarize,
+)
+from course_utils.paths import SKILLS_DIR
+from course_utils.skills import SkillLoader
+
+REQUESTS = load_requests()
+BAKERY = SkillLoader.from_root(SKILLS_DIR / "bakery")
+
+
+def run(*calls: tuple[str, dict], answer: str = "", tokens: tuple[int, ...] = (100,)) -> AgentResult:
+    """An AgentResult holding these tool calls and this answer, as run_agent would record them."""
+    events = [Event("tool_start", 1, tool=name, arguments=args) for name, args in calls]
+    if answer:
+        events.append(Event("answer", len(tokens), output=answer))
+    return AgentResult(answer, events, [], list(tokens))
+
+
+# --------------------------------------------------------------------------- the request file
+
+
+def test_the_test_split_covers_what_the_issue_lists():
+    test = [r for r in REQUESTS if r.split == "test"]
+    assert len(test) >= 9  # the running example and at least eight more
+    assert {r.lang for r in test} == {"en", "fr"}
+    assert {r.skill for r in test} == {*BAKERY.names, None}  # each skill, and requests no skill covers
+    ids = {r.id for r in test}
+    assert {"cake-nut-free-saturday", "cake-flavour-not-listed", "cake-too-many-guests", "cake-day-full",
+            "cake-nut-free-fr"} <= ids
+    assert any(r.split == "dev" and "lead time" in " ".join(r.facts) for r in REQUESTS)
+
+
+def test_dev_and_test_requests_are_distinct():
+    assert len({r.id for r in REQUESTS}) == len(REQUESTS)
+    dev, test = ({r.text for r in REQUESTS if r.split == s} for s in ("dev", "test"))
+    assert dev and test and not dev & test
+
+
+def test_every_expected_calendar_check_is_a_day_of_the_calendar():
+    days = load_calendar()["days"]
+    for request in REQUESTS:
+        for day, line in request.calendar or ():
+            assert day in days and line in ("regular", "nut-free"), request.id
+
+
+def test_the_skills_example_summary_answers_no_request():
+    """The cake skill's summary format holds no figures: copying it satisfies no request's facts."""
+    example = BAKERY.skills["custom-cake-order"].body.split("## The summary's format", 1)[1]
+    for request in REQUESTS:
+        if request.facts:
+            assert not all(re.search(p, example, re.IGNORECASE) for p in request.facts.values()), request.id
+
+
+def test_a_malformed_request_names_its_entry(tmp_path):
+    bad = tmp_path / "requests.yaml"
+    bad.write_text("requests:\n  - id: broken\n    split: test\n    lang: en\n    text: hi\n    skill: null\n"
+                   "    calendar: null\n    facts: {x: '('}\n")
+    with pytest.raises(ValueError, match=r"request #1 \(broken\)"):
+        load_requests(bad)
+
+
+# --------------------------------------------------------------------------- the checklist
+
+
+CAKE = next(r for r in REQUESTS if r.id == "cake-nut-free-saturday")
+GOOD_ANSWER = ("A 24 cm chocolate cake on the nut-free line, baked Friday 2026-12-04 at 05:00, pick-up from 12:00. "
+               "Price €48, deposit €24 now. Shall I book it?")
+
+
+def test_a_run_that_does_everything_passes_every_check():
+    result = run(("load_skill", {"name": "custom-cake-order"}), ("check_calendar", {"day": "Friday", "line": "nut-free"}),
+                 answer=GOOD_ANSWER, tokens=(700, 1300, 1400))
+    c = check_run(CAKE, "on-demand", result, sample=2, seconds=3.5)
+    assert (c.right_skill, c.loaded_twice, c.calendar_right, c.answered) == (True, False, True, True)
+    assert all(c.facts.values()) and len(c.facts) == 5
+    assert (c.model_calls, c.prompt_tokens, c.sample) == (3, 3400, 2)
+
+
+def test_each_failure_is_its_own_check():
+    twice = run(("load_skill", {"name": "custom-cake-order"}), ("load_skill", {"name": "custom-cake-order"}),
+                ("check_calendar", {"day": "2026-12-05", "line": "regular"}), answer="Saturday works.")
+    c = check_run(CAKE, "on-demand", twice)
+    assert c.right_skill is True and c.loaded_twice is True  # the right skill, loaded twice
+    assert c.calendar_right is False  # Saturday on the regular line: the wrong line
+    assert not any(c.facts.values())
+    wrong = check_run(CAKE, "on-demand", run(("load_skill", {"name": "allergen-info"}),
+                                             ("load_skill", {"name": "custom-cake-order"})))
+    assert wrong.right_skill is False and not wrong.answered
+
+
+def test_modes_read_skills_their_own_way_and_all_mode_has_no_skill_check():
+    files = run(("read_file", {"path": "skills/bakery/custom-cake-order/SKILL.md"}), answer="?")
+    assert skills_loaded(files) == ["custom-cake-order"]
+    assert check_run(CAKE, "filesystem", files).right_skill is True
+    assert check_run(CAKE, "all", run(answer="?")).right_skill is None
+
+
+def test_a_request_no_skill_covers_passes_only_when_nothing_is_loaded():
+    none = BakeryRequest("x", "test", "en", "wine?", None, None, {})
+    assert check_run(none, "on-demand", run(answer="We sell no wine.")).right_skill is True
+    assert check_run(none, "on-demand", run(("load_skill", {"name": "allergen-info"}), answer="?")).right_skill is False
+    assert check_run(none, "on-demand", run(answer="?")).calendar_right is None
+
+
+def test_the_summary_counts_runs_and_agreement():
+    same = [check_run(CAKE, "on-demand", run(("load_skill", {"name": "custom-cake-order"}), answer=GOOD_ANSWER),
+                      sample=s) for s in range(3)]
+    other = check_run(CAKE, "all", run(answer=GOOD_ANSWER), sample=0)
+    differs = check_run(CAKE, "all", run(answer="No."), sample=1)
+    assert agreement(same).format() .startswith("1.000 (1/1")
+    (demand, everything) = summarize([*same, other, differs])
+    assert demand["runs"] == 3 and demand["right skill"].successes == 3
+    assert demand["calendar right"].successes == 0 and demand["calendar right"].n == 3
+    assert everything["right skill"].n == 0  # n/a in `all` mode
+    assert everything["agreement"].successes == 0 and everything["agreement"].n == 1
+    assert everything["facts"].successes == 5 and everything["facts"].n == 10
+    assert TODAY.isoformat() == "2026-11-30"
