@@ -145,6 +145,8 @@ def run_agent(
     tool_config: types.ToolConfig | None = None,
     max_output_tokens: int | None = None,
     refuse_repeats: bool = False,
+    temperature: float | None = None,
+    seed: int | None = None,
 ) -> AgentResult:
     """Call the model, run the tools it asks for, repeat until it answers in text.
 
@@ -156,7 +158,8 @@ def run_agent(
 
     With `refuse_repeats`, a call identical to an earlier one (same tool, same arguments, in this run or
     in the history passed in) is not run again: the model gets `repeat_note(...)` instead, which points
-    it at the earlier result.
+    it at the earlier result. `temperature` and `seed` go to the model as they are (None: its default;
+    the local backend decodes greedily).
     """
     if model is None:
         from course_utils.client import GENERATION_MODEL as model  # noqa: N811 - the default model
@@ -170,6 +173,8 @@ def run_agent(
         tools=[types.Tool(function_declarations=list(declarations))] if declarations else None,
         tool_config=tool_config,
         max_output_tokens=max_output_tokens,
+        temperature=temperature,
+        seed=seed,
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
     )
     events: list[Event] = []
@@ -321,6 +326,27 @@ class Harness:
                          declarations=self.declarations, functions=self.functions, **options)
 
 
+ACTIVATION_NOTE = ('The skill "{name}" is now active; its instructions follow. Do not call {function} again. '
+                   "Apply them to the user's request now: make the tool calls they ask for, one at a time, "
+                   "then answer the user in words.")
+"""What `activating_loader` puts before a loaded body: the skill's state and the next step, for the model."""
+
+
+def activating_loader(loader: SkillLoader, function: str = "load_skill") -> Callable[[str], str]:
+    """`loader.load_skill`, with a result that says the skill is now active and what to do next.
+
+    A small model that reads only a body often calls the load tool again, or comments on the body instead
+    of acting on it; harnesses built for such models make every tool result say what state changed and
+    what comes next. Errors (an unknown name) come back unchanged.
+    """
+    def load_skill(name: str) -> str:
+        body = loader.load_skill(name)
+        return body if body.startswith("Error:") else f"{ACTIVATION_NOTE.format(name=name, function=function)}\n\n{body}"
+
+    load_skill.__doc__ = loader.load_skill.__doc__
+    return load_skill
+
+
 def wrap_body(loader: SkillLoader, name: str) -> str:
     """A skill's body as the `all` mode shows it: the same `<skill …>` wrapper `load_skill` returns."""
     return loader.load_skill(name)
@@ -353,7 +379,7 @@ def build_harness(
         return Harness(mode, ALL_TEMPLATE.format(preamble=preamble, bodies=bodies), task_declarations, task_functions)
     if mode == "on-demand":
         return Harness(mode, loader.system_instruction(preamble), [loader.function_declaration(), *task_declarations],
-                       {"load_skill": loader.load_skill, **task_functions})
+                       {"load_skill": activating_loader(loader), **task_functions})
     if mode == "filesystem":
         skills = list(loader.skills.values())
         if not skills:

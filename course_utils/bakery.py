@@ -134,8 +134,10 @@ def check_calendar_declaration() -> types.FunctionDeclaration:
 
 ASSISTANT_PREAMBLE = (
     "You are the order assistant of a bakery. Today is Monday 2026-11-30.\n"
-    "Work in steps: follow the instructions for the kind of request, call the tools they ask for, "
-    "then answer the customer in words. Do not repeat a call you have already made: its result is above."
+    "Each kind of request has written instructions (a skill). Work in steps: first read the instructions "
+    "that match the request, before any other tool call; then call the tools they ask for; then answer the "
+    "customer in words. If no instructions match, answer directly. "
+    "Do not repeat a call you have already made: its result is above."
 )
 """The preamble of the bakery assistant's system instruction, the same in every skill mode."""
 

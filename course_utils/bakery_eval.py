@@ -9,6 +9,7 @@ checklists into one row per mode, every rate with its Wilson interval.
 """
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections import Counter
@@ -25,6 +26,10 @@ from course_utils.paths import DATA_DIR
 from course_utils.stats import Rate
 
 REQUESTS_FILE = DATA_DIR / "bakery_requests.yaml"
+MEASURED_DIR = DATA_DIR / "measured" / "bakery"
+MAX_TURNS = 6
+MAX_OUTPUT_TOKENS = 300
+"""The run options of every measured run, and of lesson 03's live runs."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,7 @@ class Checklist:
     seconds: float
     answer: str
     error: str | None = None
+    calls: list[str] = field(default_factory=list)  # every tool call, as `tool(arguments)`; older records lack it
 
     def outcome(self) -> tuple:
         """What two runs must share to agree: skills read, the checks' verdicts and whether it answered."""
@@ -119,7 +125,13 @@ def check_run(request: BakeryRequest, mode: str, result: AgentResult, *, sample:
     facts = {name: bool(re.search(pattern, result.answer, re.IGNORECASE)) for name, pattern in request.facts.items()}
     return Checklist(request.id, mode, sample, loaded, right_skill, len(loaded) != len(set(loaded)), calendar, facts,
                      bool(result.answer.strip()), result.turns, result.total_prompt_tokens, round(seconds, 2),
-                     result.answer, error)
+                     result.answer, error, [f"{tool}({json.dumps(args, ensure_ascii=False)})" for tool, args in result.tool_calls])
+
+
+def read_record(path: str | Path) -> tuple[dict[str, Any], list[Checklist]]:
+    """A file written by scripts/measure_bakery.py: (its settings, its checklists)."""
+    record = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {k: v for k, v in record.items() if k != "checklists"}, [Checklist(**c) for c in record["checklists"]]
 
 
 def run_checked(harness: Harness, client: Any, request: BakeryRequest, *, sample: int = 0,

@@ -11,7 +11,7 @@ import pytest
 from google.genai import types
 
 from course_utils.agent import (
-    MODES, AgentResult, Event, MaxTurnsExceeded, RecordingClient, ReplayClient, ReplayMismatch, UntrustedSkillRoot,
+    ACTIVATION_NOTE, MODES, activating_loader, AgentResult, Event, MaxTurnsExceeded, RecordingClient, ReplayClient, ReplayMismatch, UntrustedSkillRoot,
     build_harness, format_event, load_trusted_skills, preview, repeat_note, run_agent, run_tool,
 )
 from course_utils.bakery import ASSISTANT_PREAMBLE, CAKE_REQUEST, bakery_tools, check_calendar, check_calendar_declaration
@@ -367,3 +367,22 @@ def test_model_the_cake_request_runs_end_to_end(local_client, bakery):
     assert all(t and t > 0 for t in result.prompt_tokens)
     # the history only grows, so each call's prompt is at least as long as the one before
     assert result.prompt_tokens == sorted(result.prompt_tokens)
+
+
+# --------------------------------------------------------------------------- results a small model can act on
+
+
+def test_a_load_result_says_the_skill_is_active_and_what_to_do_next(bakery):
+    harness = build_harness("on-demand", bakery, PREAMBLE)
+    result = harness.run(ScriptedClient(call("load_skill", name="custom-cake-order"), text("ok")), CAKE_REQUEST, model="m")
+    (response,) = function_responses(result.history[2])
+    note, body = response.response["result"].split("\n\n", 1)
+    assert note == ACTIVATION_NOTE.format(name="custom-cake-order", function="load_skill")
+    assert "now active" in note and "Do not call load_skill again" in note and "answer the user" in note
+    assert body == bakery.load_skill("custom-cake-order")
+
+
+def test_a_failed_load_is_reported_unchanged(bakery):
+    load = activating_loader(bakery)
+    assert load("wedding-cake") == bakery.load_skill("wedding-cake")
+    assert load.__doc__ == bakery.load_skill.__doc__

@@ -8,7 +8,8 @@ import pytest
 from course_utils.agent import AgentResult, Event
 from course_utils.bakery import TODAY, load_calendar
 from course_utils.bakery_eval import (
-    BakeryRequest, agreement, check_run, load_requests, skills_loaded, summarize,
+    MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, BakeryRequest, agreement, check_run, load_requests, read_record,
+    skills_loaded, summarize,
 )
 from course_utils.paths import SKILLS_DIR
 from course_utils.skills import SkillLoader
@@ -83,6 +84,7 @@ def test_a_run_that_does_everything_passes_every_check():
     assert (c.right_skill, c.loaded_twice, c.calendar_right, c.answered) == (True, False, True, True)
     assert all(c.facts.values()) and len(c.facts) == 5
     assert (c.model_calls, c.prompt_tokens, c.sample) == (3, 3400, 2)
+    assert c.calls == ['load_skill({"name": "custom-cake-order"})', 'check_calendar({"day": "Friday", "line": "nut-free"})']
 
 
 def test_each_failure_is_its_own_check():
@@ -124,3 +126,14 @@ def test_the_summary_counts_runs_and_agreement():
     assert everything["agreement"].successes == 0 and everything["agreement"].n == 1
     assert everything["facts"].successes == 5 and everything["facts"].n == 10
     assert TODAY.isoformat() == "2026-11-30"
+
+
+def test_every_recorded_measurement_reads_back_and_ran_only_its_split():
+    """Lesson 03 reads these files: dev files hold dev requests only, the test file test requests only."""
+    files = sorted(MEASURED_DIR.glob("*.json"))
+    assert any(p.name == "test.json" for p in files) and any(p.name.startswith("dev_") for p in files)
+    splits = {r.id: r.split for r in REQUESTS}
+    for path in files:
+        settings, checklists = read_record(path)
+        assert checklists and {splits[c.request] for c in checklists} == {settings["split"]}, path.name
+        assert settings["max_turns"] == MAX_TURNS and settings["max_output_tokens"] == MAX_OUTPUT_TOKENS

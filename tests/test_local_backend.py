@@ -22,10 +22,13 @@ from course_utils.client import (
 from course_utils.local.app import (
     LocalGeminiApp,
     answer_parts,
+    build_prompt,
+    content_messages,
     decision_schema,
     gemini_schema_to_json_schema,
     get_app,
     parse_declaration,
+    unmade_choices,
 )
 from course_utils.local.embed import strip_task_prefix
 from course_utils.local.llm import Completion, default_llm_name
@@ -321,6 +324,58 @@ def test_constrained_answers_become_parts() -> None:
         {"functionCall": {"name": "f", "args": {"x": "a"}}}]
     assert parts('{"text":"caf\\u00e9"}') == [{"text": "café"}]
     assert parts('{"text":"cut short \\u00') == [{"text": "cut short "}]  # maxOutputTokens
+
+
+def test_a_text_result_is_shown_as_text_and_anything_else_as_json() -> None:
+    body = "# Custom cake orders\n\n1. **Size by guests.**"
+    turn = {"role": "user", "parts": [
+        {"functionResponse": {"name": "load_skill", "response": {"result": body}}},
+        {"functionResponse": {"name": "count", "response": {"result": 3}}},
+        {"functionResponse": {"name": "pair", "response": {"a": "x", "b": "y"}}}]}
+    text, number, pair = content_messages(turn)
+    assert text == {"role": "tool", "content": body}  # line breaks kept, not escaped as \\n
+    assert json.loads(number["content"]) == {"name": "count", "response": {"result": 3}}
+    assert json.loads(pair["content"]) == {"name": "pair", "response": {"a": "x", "b": "y"}}
+
+
+def test_a_first_turn_prompt_has_no_tool_result_to_render() -> None:
+    """The tool-result rendering changes only later turns: a first-turn decision (lessons 04-08) is untouched."""
+    request = {"systemInstruction": {"parts": [{"text": "Pick."}]},
+               "contents": [{"role": "user", "parts": [{"text": "What is the capital of Australia?"}]}]}
+    assert [m["role"] for m in build_prompt(request).messages] == ["system", "user"]
+
+
+LOAD = {"name": "load_skill", "parameters": {"type": "OBJECT", "required": ["name"], "properties": {
+    "name": {"type": "STRING", "enum": ["cake", "hours", "allergens"]}}}}
+CALENDAR = {"name": "check_calendar", "parameters": {"type": "OBJECT", "properties": {
+    "day": {"type": "STRING"}, "line": {"type": "STRING", "enum": ["regular", "nut-free"]}}}}
+
+
+def _after(*calls: tuple[str, dict]) -> list[dict]:
+    """A conversation whose model turns made these calls, each answered."""
+    contents = [{"role": "user", "parts": [{"text": "A cake, please."}]}]
+    for name, args in calls:
+        contents += [{"role": "model", "parts": [{"functionCall": {"name": name, "args": args}}]},
+                     {"role": "user", "parts": [{"functionResponse": {"name": name, "response": {"result": "ok"}}}]}]
+    return contents
+
+
+def test_a_selection_made_is_not_offered_again() -> None:
+    declarations = [parse_declaration(LOAD), parse_declaration(CALENDAR)]
+    assert unmade_choices(declarations, _after()) == declarations  # a first turn: nothing removed
+    assert unmade_choices(declarations, _after(("check_calendar", {"day": "Friday", "line": "regular"}))) \
+        == declarations  # two arguments: not a selection, calls may repeat
+    assert unmade_choices(declarations, _after(("load_skill", {"name": "cake"}))) == [declarations[1]]
+
+
+def test_the_grammar_drops_a_made_selection_but_the_prompt_still_shows_it() -> None:
+    request = {"tools": [{"functionDeclarations": [LOAD]}], "contents": _after(("load_skill", {"name": "cake"}))}
+    first = build_prompt({**request, "contents": request["contents"][:1]})
+    later = build_prompt(request)
+    assert "load_skill" in first.grammar and "load_skill" not in later.grammar and '"text"' in later.grammar
+    assert first.messages[0] == later.messages[0]  # same system message: the cached prefix is reused
+    forced = build_prompt({**request, "toolConfig": {"functionCallingConfig": {"mode": "ANY"}}})
+    assert "load_skill" in forced.grammar  # mode ANY must call something: the declarations stay
 
 
 # ----------------------------------------------------------------- make_client

@@ -83,8 +83,8 @@ def test_on_demand_the_body_arrives_only_as_a_quoted_tool_result_with_its_source
     assert not any(cake in text for text in texts_in(first))
     response = second["contents"][-1]["parts"][0]["functionResponse"]
     assert response["name"] == "load_skill"
-    assert response["response"]["result"] == (
-        f'<skill name="{CAKE}" source="bakery/{CAKE}/SKILL.md">\n{cake}\n</skill>')
+    assert response["response"]["result"].endswith(  # after the line saying the skill is active
+        f'\n\n<skill name="{CAKE}" source="bakery/{CAKE}/SKILL.md">\n{cake}\n</skill>')
     assert [t for t in texts_in(second) if cake in t] == [response["response"]["result"]]  # nowhere else
 
 

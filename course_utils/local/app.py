@@ -10,6 +10,11 @@ declarations are compiled into one JSON schema whose alternatives are one object
 function (``{"name": <const>, "arguments": <its parameters>}``) and, unless the mode is ANY, a
 text answer ``{"text": …}``. Every answer is therefore one declared call with schema-valid
 arguments, or text. The declarations and the expected JSON are also described in the prompt.
+
+Two things serve later turns of a tool loop only, so a first-turn decision (lessons 04–08) is
+untouched: a one-string tool result is shown as plain text, not escaped JSON (``response_text``),
+and a selection already made (``load_skill`` called once) is not accepted again by the grammar
+(``unmade_choices``). Both were chosen on lesson 03's development requests.
 """
 
 from __future__ import annotations
@@ -259,6 +264,20 @@ def call_json(name: str, arguments: Json) -> str:
     return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
 
 
+def response_text(response: Json) -> str:
+    """What the model reads of one function result.
+
+    A result that is one string (``{"result": "…"}``, the shape ``run_agent`` sends) is shown as that
+    text, line breaks and all: a skill body escaped inside a JSON string (``\\n`` for every line break)
+    is much harder for a small model to read than the Markdown it was written in. Any other result is
+    shown as compact JSON with the function's name.
+    """
+    value = response.get("response")
+    if isinstance(value, dict) and len(value) == 1 and isinstance(next(iter(value.values())), str):
+        return next(iter(value.values()))
+    return json.dumps({"name": response.get("name"), "response": value}, ensure_ascii=False)
+
+
 def content_messages(content: Any) -> list[Message]:
     """Translate one Gemini Content into chat messages for the model's chat template.
 
@@ -276,10 +295,7 @@ def content_messages(content: Any) -> list[Message]:
             call = part["functionCall"]
             texts.append(call_json(call.get("name", ""), call.get("args") or {}))
         elif "functionResponse" in part:
-            response = part["functionResponse"]
-            responses.append({"role": "tool", "content": json.dumps(
-                {"name": response.get("name"), "response": response.get("response")},
-                ensure_ascii=False)})
+            responses.append({"role": "tool", "content": response_text(part["functionResponse"])})
         elif not {"thought", "thoughtSignature"} & set(part):
             raise _invalid(f"Unsupported part {sorted(part)}: the local backend reads text, "
                            "functionCall and functionResponse parts.")
@@ -287,6 +303,28 @@ def content_messages(content: Any) -> list[Message]:
         return [{"role": "assistant", "content": _PART_JOINER.join(texts)}]
     text = [{"role": "user", "content": _PART_JOINER.join(texts)}] if texts else []
     return responses + text
+
+
+def _calls_made(contents: list[Any]) -> list[tuple[str, Json]]:
+    """(name, args) of every function call in the model turns of a conversation."""
+    return [(part["functionCall"].get("name"), part["functionCall"].get("args") or {})
+            for content in contents if isinstance(content, dict) and content.get("role") == "model"
+            for part in content.get("parts") or [] if isinstance(part, dict) and "functionCall" in part]
+
+
+def unmade_choices(declarations: list[Declaration], contents: list[Any]) -> list[Declaration]:
+    """The declarations the answer may call: a selection already made in this conversation is not offered again.
+
+    A function whose one argument is a choice among listed values (``load_skill(name)`` with the
+    catalog's names) is a selection. Once the conversation holds a call to it, the grammar no longer
+    accepts another: small models otherwise go on selecting, one value after another, instead of acting
+    on what they selected. The prompt still shows every declaration as sent. Functions with other
+    arguments are unchanged.
+    """
+    made = {name for name, _ in _calls_made(contents)}
+    return [d for d in declarations
+            if not (d.name in made and len(props := d.parameters.get("properties") or {}) == 1
+                    and "enum" in next(iter(props.values())))]
 
 
 @dataclass(frozen=True)
@@ -321,10 +359,11 @@ def build_prompt(request: Json) -> Prompt:
     messages = ([{"role": "system", "content": "\n\n".join(system)}] if system else [])
     messages += [message for content in contents for message in content_messages(content)]
     grammar = None
+    callable_now = unmade_choices(declarations, contents) or ([] if allow_text else declarations)
     if declarations:
         import xllamacpp
 
-        grammar = xllamacpp.json_schema_to_grammar(decision_schema(declarations, allow_text))
+        grammar = xllamacpp.json_schema_to_grammar(decision_schema(callable_now, allow_text))
     return Prompt(messages, grammar)
 
 

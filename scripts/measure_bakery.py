@@ -1,0 +1,61 @@
+"""Measure the bakery agent on the requests of data/bakery_requests.yaml, and record every run's checklist.
+
+    .venv/bin/python scripts/measure_bakery.py dev  --label active-results
+    .venv/bin/python scripts/measure_bakery.py test --modes all,on-demand,filesystem --samples 3
+
+Runs each request of the split through each mode of `build_harness` (the loop with `refuse_repeats=True`,
+as lesson 03 runs it) on the backend `make_client()` picks: once greedily (`--samples 0`), or `--samples N`
+times at `--temperature` with seeds 1…N. Writes data/measured/bakery/<split>_<label>.json (the backend,
+the date, the settings and every checklist) and prints the summary. Lesson 03 reads the test file.
+Harness changes were compared on `dev` only; `test` is run once, with the chosen harness.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+
+from tqdm.auto import tqdm
+
+from course_utils.agent import build_harness
+from course_utils.bakery import ASSISTANT_PREAMBLE, bakery_tools
+from course_utils.bakery_eval import MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, load_requests, run_all, summarize
+from course_utils.client import backend_of, make_client
+from course_utils.paths import SKILLS_DIR
+from course_utils.skills import SkillLoader
+
+OUT = MEASURED_DIR
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("split", choices=["dev", "test"])
+    parser.add_argument("--modes", default="on-demand")
+    parser.add_argument("--samples", type=int, default=0, help="sampled runs per request (0: one greedy run)")
+    parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--label", default="")
+    args = parser.parse_args()
+    client = make_client()
+    bakery = SkillLoader.from_root(SKILLS_DIR / "bakery")
+    harnesses = {m: build_harness(m, bakery, ASSISTANT_PREAMBLE, *bakery_tools()) for m in args.modes.split(",")}
+    seeds = list(range(1, args.samples + 1)) or [None]
+    checklists = run_all(harnesses, client, load_requests(split=args.split), seeds=seeds,
+                         temperature=args.temperature, progress=lambda jobs: tqdm(jobs, desc="runs"),
+                         max_turns=MAX_TURNS, max_output_tokens=MAX_OUTPUT_TOKENS, refuse_repeats=True)
+    OUT.mkdir(parents=True, exist_ok=True)
+    name = f"{args.split}_{args.label}.json" if args.label else f"{args.split}.json"
+    backend = backend_of(client)
+    record = {"backend": backend.name, "model": backend.generation_label(), "date": datetime.date.today().isoformat(), "split": args.split,
+              "seeds": seeds, "temperature": args.temperature if args.samples else None,
+              "max_turns": MAX_TURNS, "max_output_tokens": MAX_OUTPUT_TOKENS,
+              "checklists": [c.to_dict() for c in checklists]}
+    (OUT / name).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    for row in summarize(checklists):
+        print({k: (v.format("runs") if hasattr(v, "format") and not isinstance(v, str) else v) for k, v in row.items()})
+    for c in checklists:
+        print(f"{c.mode:11} {c.request:24} skills={c.skills} cal={c.calendar_right} "
+              f"facts={sum(c.facts.values())}/{len(c.facts)} err={c.error} | {c.answer[:160]!r}")
+
+
+if __name__ == "__main__":
+    main()
