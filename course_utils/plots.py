@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from course_utils.paths import FIGURES_DIR
-from course_utils.thresholds import Counts, ScoredQuery, best_threshold, count_outcomes, sweep
+from course_utils.thresholds import Counts, ScoredQuery, best_threshold, candidate_thresholds, count_outcomes, sweep
 
 if TYPE_CHECKING:
     from course_utils.evaluation import Report
@@ -108,9 +108,12 @@ def draw_threshold_histogram(ax: Axes, queries: Sequence[ScoredQuery], threshold
 
 
 def draw_rates(ax: Axes, queries: Sequence[ScoredQuery], threshold: float) -> tuple[float, float]:
-    """Accuracy and error rates against the threshold, the best threshold marked; returns (best, its accuracy)."""
+    """Accuracy and error rates against the threshold, the best threshold marked; returns (best, its accuracy).
+
+    The curves pass through every candidate threshold, so a narrow peak such as the best one is drawn.
+    """
     scores = [q.top_score for q in queries]
-    grid = np.linspace(min(scores) - 0.05, max(scores) + 0.05, 200)
+    grid = np.union1d(np.linspace(min(scores) - 0.05, max(scores) + 0.05, 200), candidate_thresholds(scores))
     counts = sweep(queries, grid)
     total = len(queries)
     ax.plot(grid, [c.accuracy for c in counts], color="black", label="accuracy")
