@@ -12,7 +12,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from course_utils.paths import FIGURES_DIR
-from course_utils.thresholds import Counts, ScoredQuery, best_threshold, candidate_thresholds, count_outcomes, sweep
+from course_utils.thresholds import (
+    Counts, ScoredQuery, best_threshold, candidate_thresholds, count_outcomes, overlap, sweep,
+)
 
 if TYPE_CHECKING:
     from course_utils.evaluation import Report
@@ -38,14 +40,20 @@ def save_figure(figure: Figure, name: str, folder: Path = FIGURES_DIR) -> Path:
 
 
 def score_histogram(ax: Axes, positive: Sequence[float], none: Sequence[float], threshold: float,
-                    bins: int = 20) -> Axes:
+                    bins: int = 20, wrong_top: Sequence[float] = ()) -> Axes:
     """Top-1 cosine scores of must-trigger and must-not-trigger queries, with the threshold line.
 
+    With `wrong_top`, `positive` holds the must-trigger queries whose top-1 skill is right and
+    `wrong_top` those whose top-1 skill is wrong (ranking errors), drawn apart.
     Drawn in `notebooks/05_embeddings.ipynb` and by `eval-trigger --plot`; lesson 06 moves the line.
     """
-    scores = [*positive, *none, threshold]
+    scores = [*positive, *none, *wrong_top, threshold]
     edges = np.linspace(min(scores) - 0.02, max(scores) + 0.02, bins + 1)
-    ax.hist(positive, bins=edges, alpha=0.7, color="tab:blue", label=f"must trigger ({len(positive)})")
+    right = ", top-1 right" if wrong_top else ""
+    ax.hist(positive, bins=edges, alpha=0.7, color="tab:blue", label=f"must trigger{right} ({len(positive)})")
+    if wrong_top:
+        ax.hist(wrong_top, bins=edges, alpha=0.7, color="tab:purple", hatch="//",
+                label=f"ranking errors: must trigger, top-1 wrong ({len(wrong_top)})")
     ax.hist(none, bins=edges, alpha=0.7, color="tab:orange", label=f"must not trigger ({len(none)})")
     ax.axvline(threshold, color="black", linestyle="--", label=f"threshold {threshold:.3f}")
     ax.set_xlabel("top-1 cosine score")
@@ -82,22 +90,16 @@ def rate_bars(ax: Axes, reports: Sequence[Report]) -> Axes:
     return ax
 
 
-def _overlap(positive: Sequence[float], none: Sequence[float]) -> tuple[float, float] | None:
-    """The score range where the two groups overlap (lowest must-trigger ≤ highest none), if any."""
-    if positive and none and min(positive) <= max(none):
-        return min(positive), max(none)
-    return None
-
-
 def draw_threshold_histogram(ax: Axes, queries: Sequence[ScoredQuery], threshold: float) -> Counts:
-    """The histogram of top scores with the overlap shaded, the threshold line and the counts in the title."""
-    positive = [q.top_score for q in queries if q.expected is not None]
-    none = [q.top_score for q in queries if q.expected is None]
-    score_histogram(ax, positive, none, threshold)
-    overlap = _overlap(positive, none)
-    if overlap:
-        ax.axvspan(*overlap, color="red", alpha=0.12, label="overlap: no threshold separates these")
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
+    """The histogram of top scores with ranking errors apart, the overlap shaded (`thresholds.Overlap`),
+    the threshold line and the counts in the title."""
+    found = overlap(queries)
+    score_histogram(ax, found.right, found.nones, threshold, wrong_top=found.wrong_top)
+    if found.interval:
+        ax.axvspan(*found.interval, color="red", alpha=0.12,
+                   label=f"overlap {found.interval[0]:.3f}–{found.interval[1]:.3f}: "
+                         f"{found.right_inside} + {found.nones_inside} queries")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     counts = count_outcomes(queries, threshold)
     ax.set_title(
         f"threshold {threshold:.3f}: {counts.correct}/{counts.total} correct ({counts.accuracy:.0%}), "
@@ -132,11 +134,10 @@ def draw_rates(ax: Axes, queries: Sequence[ScoredQuery], threshold: float) -> tu
 
 def threshold_figure(queries: Sequence[ScoredQuery], threshold: float, title: str = "") -> Figure:
     """The threshold explorer as a static figure: histogram with counts, and rates against the threshold."""
-    figure = NotebookFigure(figsize=(11, 4))
+    figure = NotebookFigure(figsize=(11, 4.6), layout="constrained")
     left, right = figure.subplots(1, 2)
     draw_threshold_histogram(left, queries, threshold)
     draw_rates(right, queries, threshold)
     if title:
         figure.suptitle(title)
-    figure.tight_layout()
     return figure

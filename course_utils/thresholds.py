@@ -2,7 +2,8 @@
 
 Used by `notebooks/06_threshold_analysis.ipynb`, the threshold explorer (`course_utils.widgets`)
 and its static twin (`course_utils.plots`). A query here is reduced to what a threshold acts on:
-its expected skill (or None), the nearest skill by similarity, and that top score.
+its expected skill (or None), the nearest skill by similarity, and that top score. Where no threshold
+works is defined once, by `Overlap` (computed by `overlap`).
 """
 from __future__ import annotations
 
@@ -54,6 +55,8 @@ class PerSkill:
 
 
 Thresholds = float | PerSkill
+MARGIN = 1e-3
+"""How far outside the lowest or highest score a threshold goes to fire on all of them, or on none."""
 
 
 def scored_queries(queries: Sequence[LabelledQuery], scores: np.ndarray, names: Sequence[str]) -> list[ScoredQuery]:
@@ -62,14 +65,93 @@ def scored_queries(queries: Sequence[LabelledQuery], scores: np.ndarray, names: 
     return [ScoredQuery(q.expected, names[i], float(scores[row, i])) for row, (q, i) in enumerate(zip(queries, best))]
 
 
-def separability(queries: Sequence[ScoredQuery]) -> tuple[float | None, float | None]:
-    """(lowest top score of a correctly ranked must-trigger query, highest top score of a none-query).
+@dataclass(frozen=True)
+class Overlap:
+    """Where no threshold works: the one definition of overlap that lesson 06's figure, table and verdict use.
 
-    A threshold can separate the two groups only if the first is above the second.
+    A threshold t fires the top-1 skill when its score is ≥ t. Only two kinds of query can be right:
+    a must-trigger query whose top-1 skill is the expected one (`right`: it must fire) and a must-not-
+    trigger query (`nones`: it must stay silent). A must-trigger query whose top-1 skill is another is a
+    *ranking error*: wrong at every threshold (a wrong skill above it, a miss below), so it is counted
+    apart and takes no part in the overlap.
+
+    The overlap is the score interval [lowest right score, highest none score] when the first is not
+    above the second, and the queries in it are the right-ranked must-trigger queries scoring at most the
+    highest none score and the must-not-trigger queries scoring at least the lowest right one. No threshold
+    gets all of them right. Without an overlap, every t in (highest none score, lowest right score]
+    separates the two groups.
     """
-    positives = [q.top_score for q in queries if q.expected is not None and q.top_skill == q.expected]
-    nones = [q.top_score for q in queries if q.expected is None]
-    return (min(positives) if positives else None, max(nones) if nones else None)
+
+    right: tuple[float, ...]
+    nones: tuple[float, ...]
+    wrong_top: tuple[float, ...]
+    """The top scores of the ranking errors."""
+
+    @property
+    def ranking_errors(self) -> int:
+        return len(self.wrong_top)
+
+    @property
+    def lowest_right(self) -> float | None:
+        return min(self.right, default=None)
+
+    @property
+    def highest_none(self) -> float | None:
+        return max(self.nones, default=None)
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """(lowest right score, highest none score) when they overlap, else None."""
+        low, high = self.lowest_right, self.highest_none
+        return (low, high) if low is not None and high is not None and low <= high else None
+
+    @property
+    def right_inside(self) -> int:
+        """Right-ranked must-trigger queries inside the overlap."""
+        return sum(score <= self.interval[1] for score in self.right) if self.interval else 0
+
+    @property
+    def nones_inside(self) -> int:
+        """Must-not-trigger queries inside the overlap."""
+        return sum(score >= self.interval[0] for score in self.nones) if self.interval else 0
+
+    @property
+    def threshold(self) -> float | None:
+        """A threshold that separates the two groups (the middle of the gap), or None when none does or
+        there is nothing to separate."""
+        low, high = self.lowest_right, self.highest_none
+        if self.interval or (low is None and high is None):
+            return None
+        if low is None or high is None:
+            return high + MARGIN if low is None else low - MARGIN
+        return (low + high) / 2
+
+    def verdict(self) -> str:
+        """One sentence: which threshold separates these queries, or the counts and interval of the overlap."""
+        n, right, nones = len(self.right) + len(self.nones), len(self.right), len(self.nones)
+        one = self.ranking_errors == 1
+        errors = (f"; apart from them, {self.ranking_errors} ranking error{'' if one else 's'} (must-trigger "
+                  f"quer{'y' if one else 'ies'} whose top-1 skill is wrong), which no threshold makes right")
+        if self.interval:
+            low, high = self.interval
+            text = (f"no threshold separates these {n} queries: {self.right_inside} of {right} must-trigger queries "
+                    f"ranked right and {self.nones_inside} of {nones} must-not-trigger queries score inside the "
+                    f"overlap [{low:.3f}, {high:.3f}]")
+        elif self.threshold is None:
+            text = "no threshold to choose: no must-trigger query ranked right and no must-not-trigger query"
+        else:
+            text = (f"threshold {self.threshold:.3f} separates these {n} queries: the {right} must-trigger queries "
+                    f"ranked right fire, the {nones} must-not-trigger queries stay silent")
+        return text + (errors if self.ranking_errors else "")
+
+
+def overlap(queries: Sequence[ScoredQuery]) -> Overlap:
+    """The top scores of `queries` split into right-ranked must-trigger, must-not-trigger and ranking errors
+    (see `Overlap`)."""
+    must = [q for q in queries if q.expected is not None]
+    return Overlap(tuple(q.top_score for q in must if q.top_skill == q.expected),
+                   tuple(q.top_score for q in queries if q.expected is None),
+                   tuple(q.top_score for q in must if q.top_skill != q.expected))
 
 
 def decide(query: ScoredQuery, thresholds: Thresholds) -> str | None:
@@ -100,7 +182,7 @@ def candidate_thresholds(scores: Sequence[float]) -> np.ndarray:
     if distinct.size == 0:
         return np.array([0.0])
     middles = (distinct[:-1] + distinct[1:]) / 2
-    return np.concatenate([[distinct[0] - 1e-3], middles, [distinct[-1] + 1e-3]])
+    return np.concatenate([[distinct[0] - MARGIN], middles, [distinct[-1] + MARGIN]])
 
 
 def sweep(queries: Sequence[ScoredQuery], thresholds: Sequence[float]) -> list[Counts]:

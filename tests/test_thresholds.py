@@ -1,9 +1,10 @@
-"""Threshold counts (hand-checked), fitting where a perfect threshold exists and where none does."""
+"""Threshold counts (hand-checked), the overlap where no threshold works, fitting where a perfect threshold exists
+and where none does."""
 import pytest
 
 from course_utils.thresholds import (
     PerSkill, ScoredQuery, best_threshold, candidate_thresholds, count_outcomes, cross_validate, fit_global,
-    fit_per_skill, scored_queries, separability, split,
+    fit_per_skill, overlap, scored_queries, split,
 )
 
 # Four must-trigger queries and two none-queries; the top skill of the third positive is wrong.
@@ -82,7 +83,7 @@ def test_cross_validation_is_perfect_only_when_separable():
     assert isinstance(fit_per_skill(overlapping), PerSkill)
 
 
-def test_scored_queries_and_separability():
+def test_scored_queries_and_overlap():
     import numpy as np
 
     from course_utils.queries import LabelledQuery
@@ -92,6 +93,65 @@ def test_scored_queries_and_separability():
     scores = np.array([[0.9, 0.1], [0.7, 0.6], [0.2, 0.65]])
     scored = scored_queries(queries, scores, ["a", "b"])
     assert scored == [ScoredQuery("a", "a", 0.9), ScoredQuery("b", "a", 0.7), ScoredQuery(None, "b", 0.65)]
-    # q2 is ranked wrong, so the lowest *correct* positive is q1's 0.9; the none-query's top is 0.65.
-    assert separability(scored) == (0.9, 0.65)
-    assert separability([]) == (None, None)
+    # q2 is ranked wrong, so the lowest *right* positive is q1's 0.9; the none-query's top is 0.65.
+    found = overlap(scored)
+    assert (found.lowest_right, found.highest_none, found.ranking_errors) == (0.9, 0.65, 1)
+    assert found.interval is None and found.threshold == pytest.approx(0.775)
+
+
+def test_separable_groups_get_the_middle_of_the_gap():
+    found = overlap([ScoredQuery("a", "a", s) for s in (0.7, 0.9)] + [ScoredQuery(None, "b", s) for s in (0.3, 0.5)])
+    assert found.interval is None and (found.right_inside, found.nones_inside) == (0, 0)
+    assert found.threshold == pytest.approx(0.6)
+    assert count_outcomes([ScoredQuery("a", "a", 0.7), ScoredQuery(None, "b", 0.5)], found.threshold).accuracy == 1.0
+    assert found.verdict() == ("threshold 0.600 separates these 4 queries: the 2 must-trigger queries ranked right "
+                               "fire, the 2 must-not-trigger queries stay silent")
+
+
+def test_overlap_counts_the_queries_inside_the_interval():
+    # The original lesson's Gemini figures: lowest right positive 0.593, highest none-query 0.676.
+    queries = [ScoredQuery("a", "a", s) for s in (0.593, 0.65, 0.70, 0.80)] + \
+              [ScoredQuery(None, "a", s) for s in (0.3, 0.60, 0.676)]
+    found = overlap(queries)
+    assert found.interval == (0.593, 0.676)
+    assert (found.right_inside, found.nones_inside) == (2, 2)  # 0.593, 0.65 | 0.60, 0.676
+    assert found.threshold is None
+    assert found.verdict() == ("no threshold separates these 7 queries: 2 of 4 must-trigger queries ranked right and "
+                               "2 of 3 must-not-trigger queries score inside the overlap [0.593, 0.676]")
+    assert best_threshold(queries)[1] < 1.0
+
+
+def test_equal_scores_overlap():
+    found = overlap([ScoredQuery("a", "a", 0.6), ScoredQuery(None, "a", 0.6)])
+    assert found.interval == (0.6, 0.6) and (found.right_inside, found.nones_inside) == (1, 1)
+
+
+def test_ranking_errors_are_counted_apart_from_the_overlap():
+    # A wrong top-1 skill scoring anywhere (here below every none-query) creates no overlap.
+    queries = [ScoredQuery("a", "a", 0.8), ScoredQuery("b", "a", 0.9), ScoredQuery("b", "a", 0.2),
+               ScoredQuery(None, "b", 0.5)]
+    found = overlap(queries)
+    assert (found.right, found.nones, found.wrong_top) == ((0.8,), (0.5,), (0.9, 0.2))
+    assert found.interval is None and found.threshold == pytest.approx(0.65)
+    assert found.verdict().endswith("; apart from them, 2 ranking errors (must-trigger queries whose top-1 skill "
+                                    "is wrong), which no threshold makes right")
+    # They are wrong at every threshold: the best accuracy is everything else.
+    assert best_threshold(queries)[1] == pytest.approx(2 / 4)
+    assert count_outcomes(queries, found.threshold).correct == 2
+
+
+@pytest.mark.parametrize("queries, threshold", [
+    ([], None),
+    ([ScoredQuery("b", "a", 0.9)], None),                       # only a ranking error: nothing to separate
+    ([ScoredQuery("a", "a", 0.7), ScoredQuery("a", "a", 0.9)], 0.699),  # no none-query: fire on all
+    ([ScoredQuery(None, "a", 0.4)], 0.401),                      # no must-trigger query: stay silent
+])
+def test_empty_groups(queries, threshold):
+    found = overlap(queries)
+    assert found.interval is None and (found.right_inside, found.nones_inside) == (0, 0)
+    assert found.threshold == (None if threshold is None else pytest.approx(threshold))
+    if threshold is None:
+        assert found.verdict().startswith("no threshold to choose")
+    else:
+        assert found.verdict().startswith(f"threshold {threshold:.3f} separates these {len(queries)} queries")
+        assert count_outcomes(queries, found.threshold).accuracy == 1.0
