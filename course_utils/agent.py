@@ -162,7 +162,7 @@ def run_agent(
     the local backend decodes greedily).
     """
     if model is None:
-        from course_utils.client import GENERATION_MODEL as model  # noqa: N811 - the default model
+        from course_utils.backend.client import GENERATION_MODEL as model  # noqa: N811 - the default model
     functions = dict(functions or {})
     callbacks = list(callbacks)
     history: list[types.Content] = (

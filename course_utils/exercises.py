@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from google import genai
 
-from course_utils.client import backend_of
+from course_utils.backend.client import backend_of
 from course_utils.scripted import Exchange, ScriptedBackend
 from course_utils.selection import SimilaritySelector
 from course_utils.skills import Skill, SkillLoader

@@ -22,7 +22,7 @@ import numpy as np
 from google import genai
 from google.genai import types
 
-from course_utils.client import LOCAL_BASE_URL, Backend
+from course_utils.backend.client import LOCAL_BASE_URL, Backend
 from course_utils.selection import document_text, query_text
 from course_utils.skills import Skill
 

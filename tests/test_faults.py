@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from google.genai import errors
 
-from course_utils.client import RETRY_STATUS_CODES, gemini_client
+from course_utils.backend.client import RETRY_STATUS_CODES, gemini_client
 from course_utils.evaluation import evaluate, run_selector
 from course_utils.faults import EmbeddingError, describe_error
 from course_utils.paths import DATA_DIR, SKILLS_DIR

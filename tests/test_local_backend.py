@@ -14,12 +14,12 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
-from course_utils.client import (
+from course_utils.backend.client import (
     LOCAL_BASE_URL,
     backend_name,
     make_client,
 )
-from course_utils.local.app import (
+from course_utils.backend.local.app import (
     LocalGeminiApp,
     answer_parts,
     build_prompt,
@@ -30,9 +30,9 @@ from course_utils.local.app import (
     parse_declaration,
     unmade_choices,
 )
-from course_utils.local.embed import strip_task_prefix
-from course_utils.local.llm import Completion, default_llm_name
-from course_utils.local.models import MODELS
+from course_utils.backend.local.embed import strip_task_prefix
+from course_utils.backend.local.llm import Completion, default_llm_name
+from course_utils.backend.local.models import MODELS
 
 pytestmark = pytest.mark.usefixtures("no_network")
 

@@ -1,7 +1,7 @@
 """One ``genai.Client`` for the whole course: Gemini when a key is set, the local models otherwise.
 
 The local client is a real ``genai.Client`` whose HTTP goes to an in-process app
-(``course_utils.local.app``) through httpx's WSGI transport (sync) and ASGI transport
+(``course_utils.backend.local.app``) through httpx's WSGI transport (sync) and ASGI transport
 (``client.aio``). No socket is opened, so learner code is identical in both modes.
 """
 
@@ -44,7 +44,7 @@ class Backend:
         """The encoder behind the embedding model name `model`, e.g. 'multilingual USE v3 (local)'."""
         if self.name != "local":
             return model
-        from course_utils.local.embed import DISPLAY_NAMES
+        from course_utils.backend.local.embed import DISPLAY_NAMES
 
         return f"{DISPLAY_NAMES.get(model, self.embedding_model)} (local)"
 
@@ -85,7 +85,7 @@ def gemini_client() -> genai.Client:
 
 def local_client(local_model: str | None = None) -> genai.Client:
     """A real genai.Client served in-process by the local app (no network)."""
-    from course_utils.local.app import get_app
+    from course_utils.backend.local.app import get_app
 
     app = get_app(local_model)
     client = genai.Client(api_key="local", http_options=types.HttpOptions(
@@ -101,7 +101,7 @@ def local_client(local_model: str | None = None) -> genai.Client:
 
 def local_backend(llm_name: str, embedder: str | None = None) -> Backend:
     """The local models that answer for the Gemini names: a Qwen2.5-Coder size, and USE (or E5)."""
-    from course_utils.local.embed import DISPLAY_NAMES, USE_NAME
+    from course_utils.backend.local.embed import DISPLAY_NAMES, USE_NAME
 
     size = llm_name.removeprefix("qwen2.5-coder-").upper()
     return Backend("local", f"Qwen2.5-Coder-{size}", DISPLAY_NAMES[embedder or USE_NAME])
