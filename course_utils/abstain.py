@@ -22,7 +22,7 @@ from typing import Any
 from google import genai
 from google.genai import types
 
-from course_utils.client import GENERATION_MODEL, backend_name
+from course_utils.backend.client import GENERATION_MODEL, backend_name
 from course_utils.selection import ACTIVATE, LOCAL_DECISION_TOKENS, Decision, pick_by_model, read_activation
 from course_utils.skills import SkillLoader
 

@@ -27,6 +27,7 @@ from google.genai import types
 from course_utils.files import ConfinedReader
 from course_utils.paths import SKILLS_DIR
 from course_utils.skills import SkillLoader
+from course_utils.text import shorten
 
 EventKind = Literal["request", "tool_start", "tool_end", "answer"]
 PREVIEW_CHARS = 120
@@ -96,12 +97,6 @@ class MaxTurnsExceeded(RuntimeError):
         )
 
 
-def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
-    """The first `limit` characters of `text` on one line."""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def _jsonable(value: Any) -> Any:
     try:
         json.dumps(value)
@@ -162,7 +157,7 @@ def run_agent(
     the local backend decodes greedily).
     """
     if model is None:
-        from course_utils.client import GENERATION_MODEL as model  # noqa: N811 - the default model
+        from course_utils.backend.client import GENERATION_MODEL as model  # noqa: N811 - the default model
     functions = dict(functions or {})
     callbacks = list(callbacks)
     history: list[types.Content] = (
@@ -214,7 +209,7 @@ def run_agent(
             else:
                 earlier.setdefault(key, turn)
                 output = run_tool(functions, call.name, arguments)
-            emit(Event("tool_end", turn, tool=call.name, arguments=arguments, output=preview(output)))
+            emit(Event("tool_end", turn, tool=call.name, arguments=arguments, output=shorten(output, PREVIEW_CHARS)))
             parts.append(types.Part(function_response=types.FunctionResponse(
                 id=call.id, name=call.name, response={"result": output})))
         history.append(types.Content(role="user", parts=parts))

@@ -23,12 +23,11 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from course_utils.faults import describe_error, one_line
+from course_utils.faults import MAX_REASON, describe_error
 from course_utils.queries import LabelledQuery
 from course_utils.selection import Decision, Selector
 from course_utils.stats import SIGNIFICANCE, Rate, mcnemar_exact
-
-QUERY_WIDTH = 70
+from course_utils.text import shorten
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,7 @@ class Outcome:
             "query": self.query.query, "expected": self.query.expected, "kind": self.query.kind,
             "lang": self.query.lang, "decided": self.chosen, "verdict": self.verdict,
             "runs": [d.skill if d.error is None else None for d in self.decisions],
-            "errors": [None if d.error is None else one_line(d.error) for d in self.decisions],
+            "errors": [None if d.error is None else shorten(d.error, MAX_REASON) for d in self.decisions],
             "agreement": self.agreement,
             "prompt_tokens": statistics.fmean(d.prompt_tokens for d in ok) if ok else None,
             "seconds": statistics.fmean(d.seconds for d in ok) if ok else None,
@@ -141,12 +140,6 @@ def run_selector(selector: Selector, queries: Sequence[LabelledQuery], runs: int
                 bar.update()
             outcomes.append(Outcome(query, tuple(decisions)))
     return outcomes
-
-
-def shorten(text: str, width: int = QUERY_WIDTH) -> str:
-    """`text` on one line, cut to `width` characters with an ellipsis."""
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 RATES = {  # each rate: (its successes, its total), both Report fields
@@ -293,7 +286,8 @@ def evaluate(name: str, outcomes: Sequence[Outcome]) -> Report:
         failed_runs=sum(d.error is not None for o in outcomes for d in o.decisions),
         mistakes=[{"expected": o.query.expected, "got": o.chosen, "kind": o.query.kind, "query": o.query.query}
                   for o in outcomes if o.verdict not in ("correct", "error")],
-        error_reasons=[{"query": o.query.query, "error": one_line(o.error)} for o in outcomes if o.error is not None],
+        error_reasons=[{"query": o.query.query, "error": shorten(o.error, MAX_REASON)}
+                       for o in outcomes if o.error is not None],
         records=[o.record() for o in outcomes],
     )
     if any(o.score is not None for o in outcomes):

@@ -24,10 +24,11 @@ from typing import Any
 import numpy as np
 from google import genai
 
-from course_utils.client import backend_of
+from course_utils.backend.client import backend_of
 from course_utils.scripted import Exchange, ScriptedBackend
 from course_utils.selection import SimilaritySelector
 from course_utils.skills import Skill, SkillLoader
+from course_utils.text import shorten
 
 # ----------------------------------------------------------------- the stand-in's world
 
@@ -306,8 +307,7 @@ def _run(function: Callable, client: Any, loader: SkillLoader, selector: Any, qu
                       f"({len(before)} skills before, {len(loader.skills)} after): build a smaller one with "
                       "loader.subset(names) and leave the original as it was.")
     if not all(hasattr(decision, a) for a in ("skill", "prompt_tokens", "seconds")):
-        shown = repr(decision)
-        shown = shown if len(shown) <= 80 else shown[:79] + "…"
+        shown = shorten(repr(decision), 80, flat=False)
         raise Mistake("return type", f"on the query {query!r}, your function returned a {type(decision).__name__}: "
                       f"{shown}. Return a Decision(skill, prompt_tokens, seconds)."
                       + (" Did you forget `return`?" if decision is None else ""))

@@ -15,18 +15,14 @@ import numpy as np
 import pydantic
 from google.genai import errors
 
+from course_utils.text import shorten
+
 MAX_REASON = 300
 """A reason is cut to this many characters: it is one line of a report, not a log."""
 
 
 class EmbeddingError(ValueError):
     """The embedding backend answered, but not with one usable vector per text."""
-
-
-def one_line(text: str, limit: int = MAX_REASON) -> str:
-    """`text` with every run of whitespace made one space, cut to `limit` characters."""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def retry_delay(err: errors.APIError) -> str | None:
@@ -83,7 +79,7 @@ def describe_error(err: BaseException) -> str:
                   f"({err.error_count()} problem(s); first at {where or 'the top'}: {first.get('msg', err)})")
     else:
         reason = f"{type(err).__name__}: {err}"
-    return one_line(reason)
+    return shorten(reason, MAX_REASON)
 
 
 def check_vectors(values: list[Any], count: int, source: str) -> np.ndarray:

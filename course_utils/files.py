@@ -11,13 +11,11 @@ from pathlib import Path
 
 from google.genai import types
 
+from course_utils.text import shorten
+
 MAX_BYTES = 100_000
 SHOWN_PATH = 120
 """A path longer than this is cut in error messages."""
-
-
-def _cut(path: str) -> str:
-    return path if len(path) <= SHOWN_PATH else path[: SHOWN_PATH - 1] + "…"
 
 
 class ConfinedReader:
@@ -39,7 +37,8 @@ class ConfinedReader:
         full = requested if requested.is_absolute() else self.base / requested
         real = full.resolve()  # follows every symlink and folds every `..`
         if not real.is_relative_to(self.root):
-            raise PermissionError(f'"{_cut(path)}" is outside the readable folder {self._shown_root()}')
+            shown = shorten(path, SHOWN_PATH, flat=False)
+            raise PermissionError(f'"{shown}" is outside the readable folder {self._shown_root()}')
         return real
 
     def _shown_root(self) -> str:
@@ -51,7 +50,7 @@ class ConfinedReader:
     def __call__(self, path: str) -> str:
         if not isinstance(path, str) or not path.strip() or "\x00" in path:
             return "Error: give the path of a file, as shown in the catalog."
-        shown = _cut(path)
+        shown = shorten(path, SHOWN_PATH, flat=False)
         try:
             real = self.resolve(path.strip())
             if not real.exists():

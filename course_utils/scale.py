@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 from google import genai
 
+from course_utils.backend.client import EMBEDDING_MODEL, backend_name
 from course_utils.cache import cache_dir, locked
-from course_utils.client import EMBEDDING_MODEL, backend_name
 from course_utils.faults import EmbeddingError
 from course_utils.selection import (
     DEFAULT_THRESHOLDS,

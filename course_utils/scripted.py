@@ -14,7 +14,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
@@ -22,7 +22,7 @@ import numpy as np
 from google import genai
 from google.genai import types
 
-from course_utils.client import LOCAL_BASE_URL, Backend
+from course_utils.backend.client import LOCAL_BASE_URL, Backend
 from course_utils.selection import document_text, query_text
 from course_utils.skills import Skill
 
@@ -85,10 +85,11 @@ class ScriptedBackend:
 
     def client(self) -> genai.Client:
         """A real genai.Client answered by this stand-in."""
-        client = genai.Client(api_key="scripted", http_options=types.HttpOptions(
+        options = types.HttpOptions(
             base_url=LOCAL_BASE_URL, api_version="v1beta",
-            httpx_client=httpx.Client(transport=httpx.MockTransport(self.handle), base_url=LOCAL_BASE_URL)))
-        client.course_backend = SCRIPTED
+            httpx_client=httpx.Client(transport=httpx.MockTransport(self.handle), base_url=LOCAL_BASE_URL))
+        client = genai.Client(api_key="scripted", http_options=options)
+        client.course_backend = replace(SCRIPTED, http_options=options)
         return client
 
     def generations(self, since: int = 0) -> list[Exchange]:

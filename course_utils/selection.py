@@ -20,8 +20,8 @@ import numpy as np
 from google import genai
 from google.genai import types
 
+from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_name
 from course_utils.cache import EmbeddingCache
-from course_utils.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_name
 from course_utils.faults import EmbeddingError, check_vectors
 from course_utils.skills import Skill, SkillLoader
 from course_utils.tokens import estimate_tokens

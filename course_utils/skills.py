@@ -20,6 +20,7 @@ import yaml
 from google.genai import types
 
 from course_utils import safeyaml
+from course_utils.text import shorten
 
 SKILL_FILE = "SKILL.md"
 SKILL_FILES = (SKILL_FILE, "skill.md")
@@ -92,8 +93,7 @@ def shown(value: Any, limit: int = 60) -> str:
     """`repr(value)` cut to `limit` characters, for messages about values of any size."""
     if isinstance(value, (list, dict)):
         return f"[{len(value)} items]" if isinstance(value, list) else f"{{{len(value)} keys}}"
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(repr(value), limit, flat=False)
 
 
 def name_problem(name: str, folder_name: str | None) -> str | None:
@@ -375,7 +375,7 @@ class SkillLoader:
         """
         skill = self.skills.get(name) if isinstance(name, str) else None
         if skill is None:
-            label = str(name) if len(str(name)) <= 60 else str(name)[:59] + "…"
+            label = shorten(str(name), 60, flat=False)
             return f'Error: unknown skill "{label}". Available skills: {", ".join(self.names)}.'
         source = html.escape("/".join(skill.path.parts[-3:]))
         body = re.sub(r"</(skill)", r"&lt;/\1", skill.body, flags=re.IGNORECASE)

@@ -15,7 +15,7 @@ import json
 import sys
 
 from course_utils.abstain import TECHNIQUES
-from course_utils.client import backend_of, make_client
+from course_utils.backend.client import backend_of, make_client
 from course_utils.evaluation import comparison_table, evaluate, run_selector
 from course_utils.paths import DATA_DIR, SKILLS_DIR
 from course_utils.queries import load_queries

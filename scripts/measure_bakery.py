@@ -18,9 +18,9 @@ import json
 from tqdm.auto import tqdm
 
 from course_utils.agent import build_harness
+from course_utils.backend.client import backend_of, make_client
 from course_utils.bakery import ASSISTANT_PREAMBLE, bakery_tools
 from course_utils.bakery_eval import MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, load_requests, run_all, summarize
-from course_utils.client import backend_of, make_client
 from course_utils.paths import SKILLS_DIR
 from course_utils.skills import SkillLoader
 

@@ -7,8 +7,8 @@ import socket
 
 import pytest
 
-from course_utils.local.llm import default_llm_name
-from course_utils.local.models import FETCH_COMMAND, status
+from course_utils.backend.local.llm import default_llm_name
+from course_utils.backend.local.models import FETCH_COMMAND, status
 
 
 def _refuse(*args, **kwargs):
@@ -26,7 +26,7 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="session")
 def local_client():
     """One local genai.Client for the session (models load on first use, once)."""
-    from course_utils.client import make_client
+    from course_utils.backend.client import make_client
 
     return make_client("local", verbose=False)
 

@@ -14,7 +14,7 @@ import httpx
 from google import genai
 from google.genai import types
 
-from course_utils.client import retry_options
+from course_utils.backend.client import retry_options
 from course_utils.selection import ACTIVATE
 
 BASE_URL = "http://faulty-gemini"

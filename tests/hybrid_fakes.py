@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 from google.genai import types
 
-from course_utils.client import local_backend
+from course_utils.backend.client import local_backend
 from course_utils.selection import ACTIVATE
 from course_utils.skills import SkillLoader
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from google.genai import types
 
-from course_utils.client import GENERATION_MODEL
+from course_utils.backend.client import GENERATION_MODEL
 from course_utils.selection import Decision, pick_by_model, pick_hybrid, query_text
 from course_utils.tokens import estimate_tokens
 

@@ -11,13 +11,14 @@ import pytest
 from google.genai import types
 
 from course_utils.agent import (
-    ACTIVATION_NOTE, MODES, activating_loader, AgentResult, Event, MaxTurnsExceeded, RecordingClient, ReplayClient, ReplayMismatch, UntrustedSkillRoot,
-    build_harness, format_event, load_trusted_skills, preview, repeat_note, run_agent, run_tool,
+    ACTIVATION_NOTE, MODES, PREVIEW_CHARS, activating_loader, AgentResult, Event, MaxTurnsExceeded, RecordingClient, ReplayClient, ReplayMismatch, UntrustedSkillRoot,
+    build_harness, format_event, load_trusted_skills, repeat_note, run_agent, run_tool,
 )
 from course_utils.bakery import ASSISTANT_PREAMBLE, CAKE_REQUEST, bakery_tools, check_calendar, check_calendar_declaration
 from course_utils.files import ConfinedReader
 from course_utils.paths import REPO_ROOT, SKILLS_DIR
 from course_utils.skills import SkillLoader
+from course_utils.text import shorten
 
 PREAMBLE = ASSISTANT_PREAMBLE
 
@@ -173,13 +174,13 @@ def test_refuse_repeats_answers_a_repeated_call_with_a_note():
     result = run_agent(ScriptedClient(*script), "Go", model="m", functions={"tool": tool}, refuse_repeats=True)
     outputs = [e.output for e in result.events if e.kind == "tool_end"]
     assert ran == ["Friday", "Saturday"]
-    assert outputs[1] == preview(repeat_note("tool", 1))
+    assert outputs[1] == shorten(repeat_note("tool", 1), PREVIEW_CHARS)
     assert "already called tool with these arguments at turn 1" in outputs[1]
     # a call already in the history passed in counts as earlier too
     history = result.history[:3]
     again = run_agent(ScriptedClient(call("tool", 50, day="Friday"), text("fine")), history, model="m",
                       functions={"tool": tool}, refuse_repeats=True)
-    assert again.events[2].output == preview(repeat_note("tool", 0))
+    assert again.events[2].output == shorten(repeat_note("tool", 0), PREVIEW_CHARS)
     assert "earlier in this conversation" in repeat_note("tool", 0)
     # without the option the plain loop runs every call
     ran.clear()

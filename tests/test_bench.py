@@ -7,12 +7,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-import course_utils.client
-import course_utils.local.embed
-import course_utils.local.llm
+import course_utils.backend.client
+import course_utils.backend.local.embed
+import course_utils.backend.local.llm
 import course_utils.scale as scale
-from course_utils.local import commands
 from course_utils.paths import REPO_ROOT
+from course_utils.tools import bench as commands
 
 
 def test_bench_times_cosine_and_top_k_on_random_unit_vectors_without_a_model(monkeypatch):
@@ -27,10 +27,10 @@ def test_bench_times_cosine_and_top_k_on_random_unit_vectors_without_a_model(mon
 
 def test_bench_json_carries_topk_10000_ms_and_the_machine(monkeypatch, tmp_path):
     """`bench` with every model-bound step stubbed: the JSON keeps the new field and the machine fields."""
-    monkeypatch.setattr(course_utils.local.llm, "get_llm", lambda name=None: None)
-    monkeypatch.setattr(course_utils.local.embed, "embed", lambda texts: np.ones((len(texts), 512), np.float32))
-    monkeypatch.setattr(course_utils.client, "make_client", lambda *a, **kw: SimpleNamespace())
-    monkeypatch.setattr(course_utils.client, "backend_of",
+    monkeypatch.setattr(course_utils.backend.local.llm, "get_llm", lambda name=None: None)
+    monkeypatch.setattr(course_utils.backend.local.embed, "embed", lambda texts: np.ones((len(texts), 512), np.float32))
+    monkeypatch.setattr(course_utils.backend.client, "make_client", lambda *a, **kw: SimpleNamespace())
+    monkeypatch.setattr(course_utils.backend.client, "backend_of",
                         lambda client: SimpleNamespace(generation_label=lambda: "stub"))
     monkeypatch.setattr(commands, "bench_decisions", lambda *a: {"decision_p50_s": 1.0})
     monkeypatch.setattr(commands, "bench_hybrid", lambda *a: {"hybrid_decision_p50_s": 1.0})

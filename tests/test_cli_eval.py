@@ -76,7 +76,7 @@ def test_two_selectors_write_records_and_a_paired_comparison(tmp_path, monkeypat
     """In-process, the model scripted and similarity real (local embeddings): the JSON keeps every run
     and compares the two selectors query by query."""
     from course_utils import selection
-    from course_utils.cli import SAMPLING_TEMPERATURE, main
+    from course_utils.tools.cli import SAMPLING_TEMPERATURE, main
 
     scripted_pick_by_model.calls = Counter()
     scripted_pick_by_model.temperatures = set()
@@ -169,7 +169,7 @@ def test_skills_outside_the_trusted_roots_need_the_opt_in(tmp_path):
 def test_model_abstain_runs_the_recommended_selector_by_name(tmp_path, monkeypatch):
     """`--selectors model-abstain` calls `abstain.recommended`, which runs the technique named by RECOMMENDED."""
     from course_utils import abstain
-    from course_utils.cli import main
+    from course_utils.tools.cli import main
 
     asked = []
 

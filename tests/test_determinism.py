@@ -1,7 +1,7 @@
 """The same request gets the same answer on the local backend, whatever ran before it.
 
 llama.cpp reuses the KV cache of the previous prompt, and a token's values depend on the batch it
-was computed in; `course_utils.local.llm` computes every prompt in pieces cut at checkpoints that
+was computed in; `course_utils.backend.local.llm` computes every prompt in pieces cut at checkpoints that
 depend on the text alone (see its docstring). These tests check the rendering and the checkpoints
 without a model, and the decisions with the real model: forward, reversed, and in a fresh process.
 """
@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from course_utils.local.llm import MIN_PIECE_CHARS, render_chatml
+from course_utils.backend.local.llm import MIN_PIECE_CHARS, render_chatml
 from course_utils.paths import DATA_DIR, SKILLS_DIR
 
 
@@ -65,7 +65,7 @@ def test_30_queries_decide_the_same_forward_reversed_and_in_a_fresh_process(loca
     forward = _decide(local_client, loader, queries)
     backward = _decide(local_client, loader, queries[::-1])[::-1]
     assert forward == backward
-    script = ("import json, sys; from course_utils.client import make_client; from course_utils.skills import SkillLoader; "
+    script = ("import json, sys; from course_utils.backend.client import make_client; from course_utils.skills import SkillLoader; "
               "from course_utils.selection import pick_by_model; c = make_client('local', verbose=False); "
               "l = SkillLoader.from_root(sys.argv[1]); "
               "print(json.dumps([(d.skill, d.prompt_tokens, d.error) for d in "
@@ -79,7 +79,7 @@ def test_30_queries_decide_the_same_forward_reversed_and_in_a_fresh_process(loca
 @pytest.mark.model
 def test_the_shared_prefix_is_reused_between_decisions(local_client, workplace):
     """Determinism does not cost the cache: a second decision computes only its query and header."""
-    from course_utils.local.llm import get_llm
+    from course_utils.backend.local.llm import get_llm
     from course_utils.selection import pick_by_model
 
     loader, queries = workplace

@@ -6,9 +6,10 @@ from collections.abc import Iterable
 
 import pytest
 
-from course_utils.evaluation import comparison_table, evaluate, majority, paired_comparison, run_selector, shorten
+from course_utils.evaluation import comparison_table, evaluate, majority, paired_comparison, run_selector
 from course_utils.queries import LabelledQuery
 from course_utils.selection import Decision, Selector
+from course_utils.text import shorten
 
 
 def q(text: str, expected: str | None) -> LabelledQuery:

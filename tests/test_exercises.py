@@ -16,10 +16,10 @@ from course_utils.exercises import (
     CHECK_CASES, CHECK_SKILLS, HYBRID_HINTS, RecordingClient, called_skill, check_choose_k, check_confident_skip,
     check_explicit, check_hybrid, hint, scripted_world,
 )
-from course_utils.notebooks import execute_notebook
 from course_utils.paths import BUILD_DIR, DATA_DIR, NOTEBOOKS_DIR
 from course_utils.queries import load_queries
 from course_utils.selection import SimilaritySelector, pick_by_model
+from course_utils.tools.notebooks import execute_notebook
 
 LESSON = NOTEBOOKS_DIR / "07_hybrid_exercise.ipynb"
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from google.genai import errors
 
-from course_utils.client import RETRY_STATUS_CODES, gemini_client
+from course_utils.backend.client import RETRY_STATUS_CODES, backend_of, gemini_client
 from course_utils.evaluation import evaluate, run_selector
 from course_utils.faults import EmbeddingError, describe_error
 from course_utils.paths import DATA_DIR, SKILLS_DIR
@@ -70,7 +70,7 @@ def test_the_sdk_ignores_the_servers_retry_delay():
 
 def test_the_gemini_client_retries_these_codes_and_has_a_timeout(monkeypatch):
     monkeypatch.setenv("GEMINI_API_KEY", "test-key")
-    options = gemini_client()._api_client._http_options
+    options = backend_of(gemini_client()).http_options
     assert options.retry_options.attempts == 5
     assert options.retry_options.http_status_codes == RETRY_STATUS_CODES == [408, 429, 500, 502, 503, 504]
     assert options.timeout == 120_000  # milliseconds: a stalled connection ends in a retried ReadTimeout

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from course_utils.fuzz import TARGET_NAMES, make_target, write_seeds
+from course_utils.tools.fuzz import TARGET_NAMES, make_target, write_seeds
 
 # CI installs the fuzz extra (make test): there, a missing atheris must fail, not skip quietly.
 needs_atheris = pytest.mark.skipif(
@@ -57,8 +57,8 @@ def test_a_finding_is_reported_and_saved_and_can_be_replayed(tmp_path):
 
 
 def test_without_atheris_the_command_says_how_to_install_it(monkeypatch, capsys):
-    from course_utils import fuzz as command
-    from course_utils.cli import build_parser
+    from course_utils.tools import fuzz as command
+    from course_utils.tools.cli import build_parser
 
     monkeypatch.setitem(sys.modules, "atheris", None)  # import atheris now raises ImportError
     args = build_parser().parse_args(["fuzz", "all", "--seconds", "1"])

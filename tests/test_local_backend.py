@@ -14,12 +14,13 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
-from course_utils.client import (
+from course_utils.backend.client import (
     LOCAL_BASE_URL,
     backend_name,
+    backend_of,
     make_client,
 )
-from course_utils.local.app import (
+from course_utils.backend.local.app import (
     LocalGeminiApp,
     answer_parts,
     build_prompt,
@@ -30,9 +31,9 @@ from course_utils.local.app import (
     parse_declaration,
     unmade_choices,
 )
-from course_utils.local.embed import strip_task_prefix
-from course_utils.local.llm import Completion, default_llm_name
-from course_utils.local.models import MODELS
+from course_utils.backend.local.embed import strip_task_prefix
+from course_utils.backend.local.llm import Completion, default_llm_name
+from course_utils.backend.local.models import MODELS
 
 pytestmark = pytest.mark.usefixtures("no_network")
 
@@ -386,8 +387,8 @@ def test_make_client_picks_gemini_when_a_key_is_set(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("GEMINI_API_KEY", "test-key")
     client = make_client()
     assert backend_name(client) == "gemini"
-    assert client._api_client.api_key == "test-key"
-    retry = client._api_client._http_options.retry_options
+    assert backend_of(client).key_variable == "GEMINI_API_KEY"
+    retry = backend_of(client).http_options.retry_options
     assert retry.attempts == 5 and 429 in retry.http_status_codes
     assert capsys.readouterr().out.startswith("Backend: Gemini")
 
@@ -396,7 +397,9 @@ def test_make_client_is_local_without_a_key(monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
-    assert backend_name(make_client()) == "local"
+    client = make_client()
+    assert backend_name(client) == "local"
+    assert backend_of(client).http_options.base_url == LOCAL_BASE_URL and backend_of(client).key_variable is None
     assert "Set GEMINI_API_KEY to use Gemini" in capsys.readouterr().out
 
 

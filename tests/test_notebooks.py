@@ -41,7 +41,7 @@ def test_executes_headless(path):
     state out, and the timeout turns any hang into a failure that names the lesson.
     """
     out = BUILD_DIR / "test-notebooks"
-    script = "import sys; from pathlib import Path; from course_utils.notebooks import execute_notebook; " \
+    script = "import sys; from pathlib import Path; from course_utils.tools.notebooks import execute_notebook; " \
              "execute_notebook(Path(sys.argv[1]), Path(sys.argv[2]))"
     try:
         run = subprocess.run([sys.executable, "-c", script, str(path), str(out)], capture_output=True, text=True,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from course_utils.client import local_backend
+from course_utils.backend.client import local_backend
 from course_utils.paths import SKILLS_DIR
 from course_utils.scale import (
     INDEX_KEEP,

@@ -116,7 +116,7 @@ def test_pick_by_model_on_the_local_backend(local_client):
 
 @pytest.fixture(scope="module")
 def local_client():
-    from course_utils.client import make_client
+    from course_utils.backend.client import make_client
 
     return make_client("local", verbose=False)
 

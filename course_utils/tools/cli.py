@@ -57,7 +57,7 @@ def catalog(args: argparse.Namespace) -> int:
 
 def run_notebooks(args: argparse.Namespace) -> int:
     """Execute every lesson headless into the output folder; exit 1 if any lesson failed."""
-    from course_utils.notebooks import run_all
+    from course_utils.tools.notebooks import run_all
 
     return 1 if run_all(args.folder, args.out) else 0
 
@@ -77,7 +77,7 @@ def eval_trigger(args: argparse.Namespace) -> int:
     Exit 0 when every decision was made, 1 when some failed (the report says why), 2 on bad input.
     """
     from course_utils.agent import UntrustedSkillRoot, load_trusted_skills
-    from course_utils.client import backend_of, make_client
+    from course_utils.backend.client import backend_of, make_client
     from course_utils.evaluation import comparison_table, evaluate, paired_comparison, run_selector
     from course_utils.queries import QuerySetError, load_queries
     from course_utils.abstain import recommended
@@ -214,10 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--json", type=Path, metavar="PATH", help="write the reports as JSON")
     command.add_argument("--plot", type=Path, metavar="PATH", help="save the histogram of similarity's top-1 scores (PNG)")
     command.set_defaults(func=eval_trigger)
-    from course_utils import fuzz
-    from course_utils.local.commands import register
+    from course_utils.tools import bench, fuzz, models
 
-    register(sub)
+    models.register(sub)
+    bench.register(sub)
     fuzz.register(sub)
     return parser
 

@@ -187,7 +187,7 @@ def run_target(name: str, seconds: int, out: Path) -> tuple[bool, str]:
     write_seeds(name, out / f"seeds-{name}")
     log_path = out / f"{name}.log"
     with log_path.open("w") as log:
-        result = subprocess.run([sys.executable, "-m", "course_utils.fuzz", name, str(seconds), str(out)],
+        result = subprocess.run([sys.executable, "-m", "course_utils.tools.fuzz", name, str(seconds), str(out)],
                                 stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT, timeout=seconds + 120)
     log_text = log_path.read_text(errors="replace")
     executions = _executions(log_text)

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from course_utils.local.models import DEFAULT_MODEL, get_spec, require_model
+from course_utils.backend.local.models import DEFAULT_MODEL, get_spec, require_model
 
 LLM_ENV = "COURSE_LOCAL_LLM"
 CONTEXT_TOKENS = 8192

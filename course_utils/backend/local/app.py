@@ -28,15 +28,15 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
-from course_utils.local import embed as embedding
-from course_utils.local.llm import (
+from course_utils.backend.local import embed as embedding
+from course_utils.backend.local.llm import (
     Completion,
     ContextOverflow,
     Message,
     default_llm_name,
     get_llm,
 )
-from course_utils.local.models import MODELS, ModelFileMissing
+from course_utils.backend.local.models import MODELS, ModelFileMissing
 
 EMBEDDING_MODEL_NAME = embedding.USE_NAME
 LOCAL_MODEL_NAMES = (*MODELS, *embedding.DIMENSIONS)

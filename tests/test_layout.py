@@ -1,0 +1,103 @@
+"""The package's layers, read from the source with `ast` (no import, no model).
+
+From the bottom up: the backend (`course_utils/backend/`: `make_client` and what answers its requests),
+the lesson modules (`course_utils/*.py`), the command-line tools (`course_utils/tools/` and
+`course_utils/__main__.py`). A module may import its own layer and the layers below it, never one above:
+the backend imports no lesson and no tool, and no lesson imports a tool. Every import counts, wherever it
+is written (a function's body too).
+"""
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+from course_utils.paths import REPO_ROOT
+
+PACKAGE = REPO_ROOT / "course_utils"
+LAYERS = ("backend", "lessons", "tools")
+"""From the bottom up: a module may import only from its own layer and the layers before it."""
+
+
+def module_name(path: Path) -> str:
+    """`course_utils/backend/client.py` -> `course_utils.backend.client` (a package is its `__init__`)."""
+    parts = path.relative_to(REPO_ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer(module: str) -> str:
+    """The layer of a module of the package, by where its file is."""
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in ("backend", "tools"):
+        return parts[1]
+    return "tools" if parts[1:] == ["__main__"] else "lessons"
+
+
+def is_module(name: str) -> bool:
+    """Whether `name` is a module or a package of course_utils."""
+    path = REPO_ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def imported(path: Path) -> list[tuple[int, str]]:
+    """(line, module) for every course_utils module that `path` imports, relative imports resolved."""
+    here = module_name(path).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else [])) \
+                if node.level else node.module or ""
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                found.append((node.lineno, full if is_module(full) else base))
+    return [(line, name) for line, name in found if name == "course_utils" or name.startswith("course_utils.")]
+
+
+def upward_imports() -> list[str]:
+    """Every import of a module from a higher layer, as 'path:line: module (layer) imports target (layer)'."""
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = module_name(path)
+        for line, target in imported(path):
+            if target == "course_utils":
+                continue  # the package itself: its __init__ holds only a docstring
+            if LAYERS.index(layer(target)) > LAYERS.index(layer(source)):
+                problems.append(f"{path.relative_to(REPO_ROOT)}:{line}: {source} ({layer(source)}) imports "
+                                f"{target} ({layer(target)}), a higher layer")
+    return problems
+
+
+def test_the_layers_are_where_the_files_are():
+    assert layer("course_utils.backend.client") == layer("course_utils.backend.local.app") == "backend"
+    assert layer("course_utils.skills") == layer("course_utils.paths") == layer("course_utils.text") == "lessons"
+    assert layer("course_utils.tools.cli") == layer("course_utils.__main__") == "tools"
+
+
+def test_the_import_reader_sees_every_form_of_import(tmp_path, monkeypatch):
+    """Absolute, from-imports of a module, relative, and imports inside a function."""
+    monkeypatch.setattr(sys.modules[__name__], "REPO_ROOT", tmp_path)
+    backend = tmp_path / "course_utils" / "backend"
+    backend.mkdir(parents=True)
+    for name in ("__init__.py", "backend/__init__.py", "skills.py", "tools.py"):
+        (tmp_path / "course_utils" / name).write_text("")
+    (backend / "client.py").write_text(
+        "import course_utils.skills\nfrom course_utils import tools\nfrom .. import skills\n"
+        "from ..skills import Skill\ndef f():\n    from course_utils.backend import client\n")
+    assert imported(backend / "client.py") == [
+        (1, "course_utils.skills"), (2, "course_utils.tools"), (3, "course_utils.skills"),
+        (4, "course_utils.skills"), (6, "course_utils.backend.client")]
+
+
+def test_no_module_imports_from_a_higher_layer():
+    problems = upward_imports()
+    assert not problems, "imports that go up a layer (backend < lessons < tools):\n" + "\n".join(problems)
+
+
+def test_every_layer_has_its_modules():
+    """The rule is not vacuous: each layer holds modules, and the lessons do import the backend."""
+    modules = [module_name(p) for p in PACKAGE.rglob("*.py")]
+    assert {layer(m) for m in modules} == set(LAYERS)
+    assert any(layer(t) == "backend" for p in PACKAGE.glob("*.py") for _, t in imported(p))
