@@ -1,4 +1,4 @@
-"""A `read_file` tool confined to one folder: how the "catalog + file paths" mode reads skills.
+"""A `read_file` tool confined to one folder: how the `filesystem` mode reads skills.
 
 Used by `notebooks/03_load_skill_loop.ipynb`. The model gets each skill's `SKILL.md` path in the
 catalog and opens it with an ordinary file-reading tool, as coding agents do. A file tool is a

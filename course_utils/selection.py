@@ -59,7 +59,7 @@ Selector = Callable[[str], Decision]
 
 def pick_by_model(client: genai.Client, loader: SkillLoader, query: str, model: str = GENERATION_MODEL,
                   max_output_tokens: int | None = None, temperature: float | None = None,
-                  preamble: str = "You are a helpful assistant.") -> Decision:
+                  preamble: str = "You are a helpful assistant.", logprobs: int | None = None) -> Decision:
     """One `generate_content` with the catalog and the activate tool; read only the first turn's call.
 
     Automatic function calling is off, so nothing is executed: the decision is the `activate_skill`
@@ -69,6 +69,8 @@ def pick_by_model(client: genai.Client, loader: SkillLoader, query: str, model: 
     greedy on the local backend (the same query always gets the same decision), Gemini's own default
     (it samples); give one to sample, and run the query several times to measure how stable it is.
     `preamble` opens the system instruction (`course_utils.abstain` puts worked examples there).
+    `logprobs` asks for each answer token's log-probability and that many top candidates
+    (`course_utils.confidence` reads the model's probability of declining from them).
     """
     if max_output_tokens is None and backend_name(client) == "local":
         max_output_tokens = LOCAL_DECISION_TOKENS
@@ -78,6 +80,8 @@ def pick_by_model(client: genai.Client, loader: SkillLoader, query: str, model: 
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         max_output_tokens=max_output_tokens,
         temperature=temperature,
+        response_logprobs=True if logprobs is not None else None,
+        logprobs=logprobs,
     )
     start = time.perf_counter()
     response = client.models.generate_content(model=model, contents=query, config=config)

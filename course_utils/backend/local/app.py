@@ -399,12 +399,35 @@ def answer_parts(completion: Completion, constrained: bool) -> list[Json]:
 # ----------------------------------------------------------------- handlers
 
 
+MAX_LOGPROBS = 20
+"""Gemini accepts ``logprobs`` (top candidates per position) from 0 to 20."""
+
+
 def _generation_options(request: Json) -> dict[str, Any]:
     config = request.get("generationConfig") or {}
     if not isinstance(config, dict):
         raise _invalid("generationConfig must be an object.")
+    top = None
+    if config.get("responseLogprobs"):
+        top = config.get("logprobs") or 0
+        if not (isinstance(top, int) and 0 <= top <= MAX_LOGPROBS):
+            raise _invalid(f"logprobs must be an integer from 0 to {MAX_LOGPROBS}, got {top!r}.")
     return {"temperature": config.get("temperature"), "max_tokens": config.get("maxOutputTokens"),
-            "seed": config.get("seed")}
+            "seed": config.get("seed"), "top_logprobs": top}
+
+
+def logprobs_result(tokens: list[Json], top: int) -> Json:
+    """llama.cpp's per-token log-probabilities in Gemini's ``logprobsResult`` shape.
+
+    The tokens are the ones the model generated, which on this backend include the JSON the
+    grammar wraps a call or a text answer in (``{"name":…`` or ``{"text":…``).
+    """
+    def candidate(item: Json) -> Json:
+        return {"token": item.get("token", ""), "tokenId": item.get("id"), "logProbability": item.get("logprob")}
+
+    return {"chosenCandidates": [candidate(t) for t in tokens],
+            "topCandidates": [{"candidates": [candidate(c) for c in (t.get("top_logprobs") or [])[:top]]}
+                              for t in tokens]}
 
 
 def generate_content(request: Json, target: Target) -> Json:
@@ -413,10 +436,15 @@ def generate_content(request: Json, target: Target) -> Json:
     completion = get_llm(target.name).chat(prompt.messages, grammar=prompt.grammar,
                                            **_generation_options(request))
     finish = "MAX_TOKENS" if completion.finish_reason == "length" else "STOP"
+    candidate: Json = {"content": {"role": "model", "parts": answer_parts(completion, prompt.grammar is not None)},
+                       "finishReason": finish, "index": 0}
+    if completion.logprobs is not None:
+        top = _generation_options(request)["top_logprobs"]
+        candidate["logprobsResult"] = logprobs_result(completion.logprobs, top)
+        chosen = [t["logprob"] for t in completion.logprobs if t.get("logprob") is not None]
+        candidate["avgLogprobs"] = sum(chosen) / len(chosen) if chosen else None
     return {
-        "candidates": [{"content": {"role": "model",
-                                    "parts": answer_parts(completion, prompt.grammar is not None)},
-                        "finishReason": finish, "index": 0}],
+        "candidates": [candidate],
         "usageMetadata": {"promptTokenCount": completion.prompt_tokens,
                           "candidatesTokenCount": completion.completion_tokens,
                           "totalTokenCount": completion.prompt_tokens

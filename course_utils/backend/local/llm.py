@@ -67,6 +67,7 @@ class Completion:
     completion_tokens: int
     finish_reason: str  # "stop" or "length"
     cached_tokens: int = 0  # prompt tokens reused from the KV cache instead of computed
+    logprobs: list[dict[str, Any]] | None = None  # per generated token: token, logprob, top_logprobs (if asked)
 
 
 def _message_text(message: Mapping[str, Any]) -> str:
@@ -160,12 +161,15 @@ class LocalLLM:
 
     def chat(self, messages: Sequence[Message], *, grammar: str | None = None,
              temperature: float | None = None, max_tokens: int | None = None,
-             seed: int | None = None) -> Completion:
+             seed: int | None = None, top_logprobs: int | None = None) -> Completion:
         """Run one chat completion, optionally constrained by a llama.cpp grammar.
 
         Greedy (temperature 0) unless a temperature is given; then ``seed`` makes the sample
         repeatable. Either way the prompt is computed the same way whatever ran before (module
         docstring), so greedy answers and token counts depend on the messages alone.
+        ``top_logprobs`` asks llama.cpp for each generated token's log-probability and the
+        ``top_logprobs`` most likely tokens at its position, from the softmax of the model's logits
+        (before the grammar: a candidate may be a token the grammar would not have allowed).
         """
         text, cuts = render_chatml(messages)
         request: dict[str, Any] = {
@@ -178,6 +182,8 @@ class LocalLLM:
             request["seed"] = seed
         if grammar is not None:
             request["grammar"] = grammar
+        if top_logprobs is not None:
+            request["n_probs"] = max(top_logprobs, 1)  # 0 would return no log-probabilities at all
         with self._lock:
             try:
                 self._prefill(text, cuts)
@@ -192,6 +198,7 @@ class LocalLLM:
             completion_tokens=usage["completion_tokens"],
             finish_reason=choice.get("finish_reason") or "stop",
             cached_tokens=int((response.get("timings") or {}).get("cache_n", 0)),
+            logprobs=(choice.get("logprobs") or {}).get("content") if top_logprobs is not None else None,
         )
 
     def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
