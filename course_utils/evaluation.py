@@ -24,7 +24,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from course_utils.faults import MAX_REASON, describe_error
-from course_utils.queries import LabelledQuery
+from course_utils.queries import LabelledQuery, verdict
 from course_utils.selection import Decision, Selector
 from course_utils.stats import SIGNIFICANCE, Rate, mcnemar_exact
 from course_utils.text import shorten
@@ -64,15 +64,8 @@ class Outcome:
 
     @property
     def verdict(self) -> str:
-        """correct, false trigger, miss, wrong skill or error."""
-        expected, chosen = self.query.expected, self.chosen
-        if self.error is not None:
-            return "error"
-        if chosen == expected:
-            return "correct"
-        if expected is None:
-            return "false trigger"
-        return "miss" if chosen is None else "wrong skill"
+        """correct, false trigger, miss, wrong skill (`queries.verdict`), or error when no run gave a decision."""
+        return "error" if self.error is not None else verdict(self.query.expected, self.chosen)
 
     @property
     def score(self) -> float | None:

@@ -31,6 +31,16 @@ class LabelledQuery:
     lang: str
 
 
+def verdict(expected: str | None, chosen: str | None) -> str:
+    """One decision judged against its label: correct, false trigger (a skill where none was expected),
+    miss (none where one was expected) or wrong skill. The one definition `evaluation` and `thresholds` use."""
+    if chosen == expected:
+        return "correct"
+    if expected is None:
+        return "false trigger"
+    return "miss" if chosen is None else "wrong skill"
+
+
 class QuerySetError(ValueError):
     """A query set that does not follow the format; the message names the file and the item."""
 

@@ -8,12 +8,13 @@ works is defined once, by `Overlap` (computed by `overlap`).
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from course_utils.queries import LabelledQuery
+from course_utils.queries import LabelledQuery, verdict
 
 
 @dataclass(frozen=True)
@@ -162,18 +163,8 @@ def decide(query: ScoredQuery, thresholds: Thresholds) -> str | None:
 
 def count_outcomes(queries: Sequence[ScoredQuery], thresholds: Thresholds) -> Counts:
     """Correct, false triggers (none expected, one fired), misses (one expected, none fired), wrong skill."""
-    correct = false_triggers = misses = wrong = 0
-    for query in queries:
-        chosen = decide(query, thresholds)
-        if chosen == query.expected:
-            correct += 1
-        elif query.expected is None:
-            false_triggers += 1
-        elif chosen is None:
-            misses += 1
-        else:
-            wrong += 1
-    return Counts(correct, false_triggers, misses, wrong)
+    verdicts = Counter(verdict(query.expected, decide(query, thresholds)) for query in queries)
+    return Counts(verdicts["correct"], verdicts["false trigger"], verdicts["miss"], verdicts["wrong skill"])
 
 
 def candidate_thresholds(scores: Sequence[float]) -> np.ndarray:

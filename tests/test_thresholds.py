@@ -155,3 +155,10 @@ def test_empty_groups(queries, threshold):
     else:
         assert found.verdict().startswith(f"threshold {threshold:.3f} separates these {len(queries)} queries")
         assert count_outcomes(queries, found.threshold).accuracy == 1.0
+
+
+def test_one_verdict_for_a_decision_serves_reports_and_thresholds():
+    from course_utils.queries import verdict
+
+    assert [verdict(e, c) for e, c in [("a", "a"), (None, None), (None, "a"), ("a", None), ("a", "b")]] == \
+        ["correct", "correct", "false trigger", "miss", "wrong skill"]
