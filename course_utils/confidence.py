@@ -28,7 +28,7 @@ is the first answer token that is one of these words."""
 
 def decline_probability(response: Any) -> float | None:
     """P(text answer) at the decision point, renormalised over the two branches; None when the response
-    carries no log-probabilities or no decision point (Gemini gives none with a function call, for one).
+    carries no log-probabilities or no token that opens either branch (a backend may return none).
 
     A branch missing from the top candidates gets probability 0: it was less likely than all of them.
     """

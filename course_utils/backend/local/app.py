@@ -433,14 +433,13 @@ def logprobs_result(tokens: list[Json], top: int) -> Json:
 def generate_content(request: Json, target: Target) -> Json:
     """Serve ``generateContent``."""
     prompt = build_prompt(request)
-    completion = get_llm(target.name).chat(prompt.messages, grammar=prompt.grammar,
-                                           **_generation_options(request))
+    options = _generation_options(request)
+    completion = get_llm(target.name).chat(prompt.messages, grammar=prompt.grammar, **options)
     finish = "MAX_TOKENS" if completion.finish_reason == "length" else "STOP"
     candidate: Json = {"content": {"role": "model", "parts": answer_parts(completion, prompt.grammar is not None)},
                        "finishReason": finish, "index": 0}
     if completion.logprobs is not None:
-        top = _generation_options(request)["top_logprobs"]
-        candidate["logprobsResult"] = logprobs_result(completion.logprobs, top)
+        candidate["logprobsResult"] = logprobs_result(completion.logprobs, options["top_logprobs"])
         chosen = [t["logprob"] for t in completion.logprobs if t.get("logprob") is not None]
         candidate["avgLogprobs"] = sum(chosen) / len(chosen) if chosen else None
     return {
