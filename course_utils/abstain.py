@@ -1,6 +1,6 @@
 """Model selectors that can say "none": the harness techniques a small model needs to decline.
 
-Lesson 04 measures the seed's selector, `selection.pick_by_model`: the catalog, the activate tool,
+Lesson 06 measures the seed's selector, `selection.pick_by_model`: the catalog, the activate tool,
 and a decline is a text answer. A small model rarely answers in text once a tool is on offer. Each
 function below changes what the harness asks, never the model, and works the same on Gemini:
 

@@ -1,6 +1,7 @@
 """The plain tool loop, with events, and the three ways to hand skills to a model.
 
-Built step by step in `notebooks/03_load_skill_loop.ipynb`.
+Built step by step in `notebooks/03_load_skill_loop.ipynb`; the three modes are compared in
+`notebooks/04_three_modes.ipynb`, and trusted roots shown in `notebooks/05_skills_are_code.ipynb`.
 
 The loop knows nothing about skills: it sends the conversation, runs every function call the model
 asks for through a dict of Python callables, appends the results, and stops when the model answers

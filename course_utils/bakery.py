@@ -1,6 +1,6 @@
 """The bakery's calendar tool: free baking slots and pick-up times per day and production line.
 
-Used by `notebooks/03_load_skill_loop.ipynb`, where the `custom-cake-order` skill tells the model
+Used by `notebooks/03_load_skill_loop.ipynb` and `04_three_modes.ipynb`, where the `custom-cake-order` skill tells the model
 to call `check_calendar` before it promises a date. The data is `data/bakery_calendar.yaml`
 (synthetic, four weeks from Monday 2026-11-30).
 

@@ -1,6 +1,6 @@
 """The bakery agent measured on many requests: each run checked against its skill's rules, by code.
 
-Lesson 03 runs the cake request once; one run is one sample. Here every request of
+Lesson 04 runs the cake request once in each mode; one run is one sample. Here every request of
 `data/bakery_requests.yaml` (its expected outcome written before it was run) goes through each skill
 mode (`all`, `on-demand`, `filesystem`), several times with sampling, and each run gets a checklist read
 from its events and its answer: the right skill loaded (or none), no skill loaded twice, the calendar
@@ -29,7 +29,7 @@ REQUESTS_FILE = DATA_DIR / "bakery_requests.yaml"
 MEASURED_DIR = DATA_DIR / "measured" / "bakery"
 MAX_TURNS = 6
 MAX_OUTPUT_TOKENS = 300
-"""The run options of every measured run, and of lesson 03's live runs."""
+"""The run options of every measured run, and of the live runs of lessons 03 and 04."""
 
 
 @dataclass(frozen=True)

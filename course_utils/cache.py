@@ -1,6 +1,6 @@
 """An on-disk cache of embeddings, so a rerun of a lesson or an evaluation embeds nothing twice.
 
-Built in `notebooks/05_embeddings.ipynb`. One JSON file per backend and embedding model maps the
+Built in `notebooks/07_embeddings.ipynb`. One JSON file per backend and embedding model maps the
 sha256 of each embedded text to its vector: a changed description has a new hash, so it is
 embedded again; an unchanged one never is. The folder is `~/.cache/who-picks-the-skill/embeddings`
 unless the environment variable `COURSE_CACHE_DIR` names another.

@@ -1,6 +1,6 @@
 """The model's own confidence at its decision point: the probability that it declines.
 
-Lesson 06 asks of cosine scores whether some threshold separates must-trigger from must-not-trigger
+Lesson 08 asks of cosine scores whether some threshold separates must-trigger from must-not-trigger
 queries. This module asks the same of the model. `pick_by_model(..., logprobs=N)` asks the backend for
 each answer token's log-probability and its N most likely alternatives (Gemini's `response_logprobs` and
 `logprobs`; the local backend serves the same fields from llama.cpp). The answer turns into a call or a

@@ -1,6 +1,6 @@
 """Run selectors over a labelled query set and report what they got right, wrong, and what it cost.
 
-Used from `notebooks/04_selection_by_model.ipynb` on, and by `python -m course_utils eval-trigger`.
+Used from `notebooks/06_selection_by_model.ipynb` on, and by `python -m course_utils eval-trigger`.
 A selector is any callable `(query) -> Decision`; nothing here knows which backend is behind it.
 
 Every query lands in exactly one bucket: correct, false trigger (a skill where none was expected),

@@ -1,4 +1,4 @@
-"""The lesson 07 exercise: its hints, and a checker that judges what the learner's `pick_hybrid` does.
+"""The lesson 09 exercise: its hints, and a checker that judges what the learner's `pick_hybrid` does.
 
 `check_hybrid(fn, client, loader, selector)` runs the function first on a scripted stand-in backend
 (`course_utils.scripted`: a real genai.Client whose "model" calls a skill or declines as the checker
@@ -118,7 +118,7 @@ HYBRID_HINTS = (
     "the first k indices; `selector.names[i]` is the skill at index i. `np.argpartition` does the same without "
     "sorting everything. Use the `k` you receive.",
     "The reduced catalog and tool: `loader.subset(names)` is a SkillLoader of those skills only; its "
-    "`.system_instruction(function=...)` and `.tool(...)` are the catalog and the activate tool of lesson 04, "
+    "`.system_instruction(function=...)` and `.tool(...)` are the catalog and the activate tool of lesson 06, "
     "for the shortlist. Writing your own catalog text and FunctionDeclaration is fine too.",
     "The model, first turn only: one `client.models.generate_content(model=GENERATION_MODEL, contents=query, "
     "config=GenerateContentConfig(system_instruction=…, tools=[…], automatic_function_calling=…(disable=True)))`. "
@@ -389,7 +389,7 @@ def _judge_requests(seen: Observed) -> None:
     _check_offered(exchange.offered, dict(zip(case.names(), case.scores)), case.k, where)
     if not exchange.functions:
         raise Mistake("no tool", f"{where}, the request declared no function, so the model could only answer in "
-                      "text: declare the activate tool for the shortlist (lesson 04).")
+                      "text: declare the activate tool for the shortlist (lesson 06).")
 
 
 def _judge_cost(seen: Observed, embed_delay: float) -> None:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 class NotebookFigure(Figure):
     """A Figure that Jupyter shows as a PNG whatever the backend: a plain `Figure` made without pyplot
     shows only as "<Figure size … with 2 Axes>" until pyplot has set up the inline backend, and the
-    threshold explorer's Output widget and lesson 06's histograms display theirs before that."""
+    threshold explorer's Output widget and lesson 08's histograms display theirs before that."""
 
     def _repr_png_(self) -> bytes:
         buffer = io.BytesIO()
@@ -45,7 +45,7 @@ def score_histogram(ax: Axes, positive: Sequence[float], none: Sequence[float], 
 
     With `wrong_top`, `positive` holds the must-trigger queries whose top-1 skill is right and
     `wrong_top` those whose top-1 skill is wrong (ranking errors), drawn apart.
-    Drawn in `notebooks/05_embeddings.ipynb` and by `eval-trigger --plot`; lesson 06 moves the line.
+    Drawn in `notebooks/07_embeddings.ipynb` and by `eval-trigger --plot`; lesson 08 moves the line.
     """
     scores = [*positive, *none, *wrong_top, threshold]
     edges = np.linspace(min(scores) - 0.02, max(scores) + 0.02, bins + 1)

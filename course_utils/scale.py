@@ -1,6 +1,6 @@
 """Catalogs at scale: synthetic skills, what a catalog costs as it grows, similarity over 10,000 skills, and the decision rule.
 
-Used in `notebooks/08_at_scale_and_in_production.ipynb`. The synthetic skills are generated from
+Used in `notebooks/10_at_scale.ipynb`. The synthetic skills are generated from
 templates (domain × artifact × action), are labelled as synthetic in their metadata and their path,
 and read like the real ones: what the skill does, "Use when …", "Not for …". Their only purpose is
 to measure how cost and ranking behave when a catalog holds 10 to 10,000 skills.
@@ -162,7 +162,7 @@ def synthetic_skills(count: int, seed: int = 0) -> list[Skill]:
         name = f"{domain}-{slug}-{action.suffix}"
         singular = slug.replace("-", " ")
         description = _describe(domain, singular, plural, action, random.Random(f"{seed}-{index}"))
-        body = f"# {name}\n\nSynthetic skill generated for the scale measurements of lesson 08. No instructions."
+        body = f"# {name}\n\nSynthetic skill generated for the scale measurements of lesson 10. No instructions."
         skills.append(Skill(name, description, body, SYNTHETIC_ROOT / name / "SKILL.md",
                             {"metadata": {"synthetic": "true"}}))
     return skills

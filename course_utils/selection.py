@@ -1,8 +1,8 @@
 """Who picks the skill: the model (catalog + activate tool), similarity (cosine + threshold), or the user.
 
-Built in `notebooks/04_selection_by_model.ipynb` (`pick_by_model`, explicit `/name` activation) and
-`notebooks/05_embeddings.ipynb` (`SimilaritySelector`); `pick_hybrid`, the reference solution of
-`notebooks/07_hybrid_exercise.ipynb`, chains the two. A *selector* is any callable
+Built in `notebooks/06_selection_by_model.ipynb` (`pick_by_model`, explicit `/name` activation) and
+`notebooks/07_embeddings.ipynb` (`SimilaritySelector`); `pick_hybrid`, the reference solution of
+`notebooks/09_hybrid_exercise.ipynb`, chains the two. A *selector* is any callable
 `(query: str) -> Decision`; `course_utils.evaluation` runs selectors without knowing what is inside.
 """
 from __future__ import annotations
@@ -54,7 +54,7 @@ class Decision:
 Selector = Callable[[str], Decision]
 
 
-# ----------------------------------------------------------------- by the model (lesson 04)
+# ----------------------------------------------------------------- by the model (lesson 06)
 
 
 def pick_by_model(client: genai.Client, loader: SkillLoader, query: str, model: str = GENERATION_MODEL,
@@ -122,7 +122,7 @@ def read_activation(response: types.GenerateContentResponse, loader: SkillLoader
     return name, None
 
 
-# ----------------------------------------------------------------- by the user (lesson 04)
+# ----------------------------------------------------------------- by the user (lesson 06)
 
 _MENTION = re.compile(r"(?<!\S)([/@])([a-z0-9]+(?:-[a-z0-9]+)*)(?=$|[\s.,;:!?)\]])")
 
@@ -154,7 +154,7 @@ def with_explicit(loader: SkillLoader, selector: Selector) -> Selector:
     return select
 
 
-# ----------------------------------------------------------------- by similarity (lesson 05)
+# ----------------------------------------------------------------- by similarity (lesson 07)
 
 
 def document_text(skill: Skill) -> str:
@@ -243,14 +243,14 @@ class SimilaritySelector:
                         score=top[0][1], top_k=tuple(top))
 
 
-# ----------------------------------------------------------------- similarity shortlists, the model decides (lesson 07)
+# ----------------------------------------------------------------- similarity shortlists, the model decides (lesson 09)
 
 
 def pick_hybrid(client: genai.Client, loader: SkillLoader, selector: SimilaritySelector, query: str, k: int = 3,
                 model: str = GENERATION_MODEL, temperature: float | None = None) -> Decision:
     """Shortlist the `k` skills nearest the query by similarity, then let the model decide among them.
 
-    The reference solution of the exercise in `notebooks/07_hybrid_exercise.ipynb`. Similarity
+    The reference solution of the exercise in `notebooks/09_hybrid_exercise.ipynb`. Similarity
     ranks well but cannot say "none"; the model can, but reading the whole catalog costs it on every
     decision. Here the model reads a catalog of `k` lines, and may still call nothing.
 

@@ -1,6 +1,6 @@
 """Thresholds on similarity scores: counts at a threshold, sweeps, and fitting on held-out queries.
 
-Used by `notebooks/06_threshold_analysis.ipynb`, the threshold explorer (`course_utils.widgets`)
+Used by `notebooks/08_threshold_analysis.ipynb`, the threshold explorer (`course_utils.widgets`)
 and its static twin (`course_utils.plots`). A query here is reduced to what a threshold acts on:
 its expected skill (or None), the nearest skill by similarity, and that top score. Where no threshold
 works is defined once, by `Overlap` (computed by `overlap`).
@@ -68,7 +68,7 @@ def scored_queries(queries: Sequence[LabelledQuery], scores: np.ndarray, names: 
 
 @dataclass(frozen=True)
 class Overlap:
-    """Where no threshold works: the one definition of overlap that lesson 06's figure, table and verdict use.
+    """Where no threshold works: the one definition of overlap that lesson 08's figure, table and verdict use.
 
     A threshold t fires the top-1 skill when its score is ≥ t. Only two kinds of query can be right:
     a must-trigger query whose top-1 skill is the expected one (`right`: it must fire) and a must-not-

@@ -1,4 +1,4 @@
-"""The interactive threshold explorer for JupyterLab (lesson 06), built on the static figures in `plots`.
+"""The interactive threshold explorer for JupyterLab (lesson 08), built on the static figures in `plots`.
 
 Choose the query set and the encoder, drag the slider: the histogram's threshold line moves, the counts
 (correct, false triggers, misses, wrong skill) and the accuracy are recomputed, the rates panel marks

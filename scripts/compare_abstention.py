@@ -5,7 +5,7 @@
 Runs each named technique (and `model`, the seed's `pick_by_model`) on data/dev/ (45 English + 45 French
 queries, the workplace catalog) on the backend `make_client()` picks, and writes one Report per technique
 (`Report.to_dict()`, every query's record included) to data/measured/abstention_dev/<technique>.json, with
-the backend and the date. Lesson 04 reads these files; `RECOMMENDED` in course_utils/abstain.py was chosen
+the backend and the date. Lesson 06 reads these files; `RECOMMENDED` in course_utils/abstain.py was chosen
 from them by the rule written in its docstring. The test sets are never used here.
 """
 from __future__ import annotations

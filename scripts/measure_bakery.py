@@ -4,9 +4,9 @@
     .venv/bin/python scripts/measure_bakery.py test --modes all,on-demand,filesystem --samples 3
 
 Runs each request of the split through each mode of `build_harness` (the loop with `refuse_repeats=True`,
-as lesson 03 runs it) on the backend `make_client()` picks: once greedily (`--samples 0`), or `--samples N`
+as lesson 04 runs it) on the backend `make_client()` picks: once greedily (`--samples 0`), or `--samples N`
 times at `--temperature` with seeds 1…N. Writes data/measured/bakery/<split>_<label>.json (the backend,
-the date, the settings and every checklist) and prints the summary. Lesson 03 reads the test file.
+the date, the settings and every checklist) and prints the summary. Lesson 04 reads the test file.
 Harness changes were compared on `dev` only; `test` is run once, with the chosen harness.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What learners write for lesson 07's `pick_hybrid`: right solutions in different styles, and wrong ones.
+"""What learners write for lesson 09's `pick_hybrid`: right solutions in different styles, and wrong ones.
 
 Each wrong solution is paired (in `WRONG`) with the problem code and a piece of the sentence the
 checker must answer it with. `WORKPLACE` is a module-level loader, as the notebook's `workplace` is.

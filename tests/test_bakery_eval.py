@@ -129,7 +129,7 @@ def test_the_summary_counts_runs_and_agreement():
 
 
 def test_every_recorded_measurement_reads_back_and_ran_only_its_split():
-    """Lesson 03 reads these files: dev files hold dev requests only, the test file test requests only."""
+    """Lesson 04 reads these files: dev files hold dev requests only, the test file test requests only."""
     files = sorted(MEASURED_DIR.glob("*.json"))
     assert any(p.name == "test.json" for p in files) and any(p.name.startswith("dev_") for p in files)
     splits = {r.id: r.split for r in REQUESTS}

@@ -1,4 +1,4 @@
-"""The course in a real browser: JupyterLab in headless Chromium runs lessons 06 and 03 as a person would.
+"""The course in a real browser: JupyterLab in headless Chromium runs lessons 08 and 03 as a person would.
 
 Each test starts its own JupyterLab on 127.0.0.1 (a free port, a random token, throw-away settings)
 over a temporary copy of notebooks/, so that nothing the browser does can save outputs into the
@@ -289,8 +289,8 @@ def _counts(text: str) -> tuple[int, ...]:
 
 def test_threshold_explorer_follows_its_slider(lab: Lab, browser_page):
     page, console = browser_page
-    seconds = open_and_run_all(page, lab, "06_threshold_analysis.ipynb")
-    print(f"06 ran all cells in JupyterLab in {seconds:.0f} s")
+    seconds = open_and_run_all(page, lab, "08_threshold_analysis.ipynb")
+    print(f"08 ran all cells in JupyterLab in {seconds:.0f} s")
 
     explorer = page.locator(".jp-OutputArea-output .widget-vbox", has=page.locator(".widget-slider")).first
     explorer.wait_for(state="visible", timeout=60_000)
@@ -309,7 +309,7 @@ def test_threshold_explorer_follows_its_slider(lab: Lab, browser_page):
     assert image.evaluate("img => img.naturalWidth") > 300, "the explorer's figure did not render"
     correct, total, false_before, misses_before, _ = _counts(before[1])
     assert total >= 20
-    shoot(page, "06_threshold_before")
+    shoot(page, "08_threshold_before")
 
     # Raise the threshold by 0.1 with the keyboard, as a person does on the focused handle: each arrow
     # press moves one step (0.005) and commits it (continuous_update=False commits on keyup/release).
@@ -324,7 +324,7 @@ def test_threshold_explorer_follows_its_slider(lab: Lab, browser_page):
     # A higher threshold fires less: never more false triggers, never fewer misses.
     assert false_after <= false_before and misses_after >= misses_before, (before[1], after[1])
     assert after[2] != before[2] and after[2].startswith("data:image/png;base64,"), "the figure was not redrawn"
-    shoot(page, "06_threshold_after")
+    shoot(page, "08_threshold_after")
 
     # Drag the handle back left with the mouse: the value is committed on release.
     box = handle.bounding_box()
@@ -337,7 +337,7 @@ def test_threshold_explorer_follows_its_slider(lab: Lab, browser_page):
     assert float(dragged[0]) < float(after[0]), (after[0], dragged[0])
     assert dragged[2] != after[2], "the figure was not redrawn after the drag"
     _counts(dragged[1])
-    shoot(page, "06_threshold_dragged")
+    shoot(page, "08_threshold_dragged")
 
     assert page.locator("text=Error displaying widget").count() == 0
     assert_clean_console(console)
@@ -359,10 +359,11 @@ def settle(page, state, before: tuple[str, str, str], timeout_s: float = 180) ->
                 f"readout {before[0]} → {last[0] if last else '?'}; counts {last[1] if last else '?'!r}")
 
 
-def test_load_skill_loop_shows_its_trace_and_token_chart(lab: Lab, browser_page):
+def test_load_skill_loop_shows_its_trace(lab: Lab, browser_page):
     page, console = browser_page
-    # 03 runs its loop live in three modes (up to six model calls each): about 5.5 min headless here (2026-12-01);
-    # the default 780 s would leave no margin on a machine twice as slow.
+    # 03 runs its loop live twice (the from-scratch loop, then run_agent refusing repeats; up to six model calls
+    # each). Not yet timed since the split (2026-12-01); before it, with the three modes' runs that moved to
+    # lesson 04, it took about 5.5 min headless here: the default 780 s would leave no margin on a slower machine.
     seconds = open_and_run_all(page, lab, "03_load_skill_loop.ipynb", timeout_s=1500)
     print(f"03 ran all cells in JupyterLab in {seconds:.0f} s")
 
@@ -373,14 +374,4 @@ def test_load_skill_loop_shows_its_trace_and_token_chart(lab: Lab, browser_page)
     assert trace.is_visible(), "no visible trace output with a load_skill call"
     assert "model call:" in trace.inner_text()
     shoot(page, "03_trace")
-
-    chart_cell = page.locator(".jp-CodeCell", has=page.locator(".jp-OutputArea-output",
-                                                                 has_text="03_tokens_per_turn")).first
-    chart = chart_cell.locator(".jp-OutputArea-output img").first
-    chart.scroll_into_view_if_needed()
-    assert chart.is_visible(), "the token chart is not visible"
-    assert (chart.get_attribute("src") or "").startswith("data:image/png;base64,")
-    assert chart.evaluate("img => img.complete && img.naturalWidth > 300"), "the token chart did not render"
-    assert chart_cell.locator(".jp-OutputArea-output", has_text="prompt tokens per call").count() == 1
-    shoot(page, "03_token_chart")
     assert_clean_console(console)

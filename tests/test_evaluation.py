@@ -288,7 +288,7 @@ def test_rate_bars_draw_each_rate_with_its_interval():
 
 
 def test_a_report_reads_back_from_its_dict():
-    """Lesson 04 reads recorded reports (data/measured/) back with `Report.from_dict`."""
+    """Lesson 06 reads recorded reports (data/measured/) back with `Report.from_dict`."""
     import json
 
     from course_utils.evaluation import Report

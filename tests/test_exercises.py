@@ -1,4 +1,4 @@
-"""The lesson 07 checker judges behaviour: every wrong solution in the corpus gets its own plain sentence,
+"""The lesson 09 checker judges behaviour: every wrong solution in the corpus gets its own plain sentence,
 every right one passes whatever its style — on the scripted stand-in, and on the local model."""
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from course_utils.queries import load_queries
 from course_utils.selection import SimilaritySelector, pick_by_model
 from course_utils.tools.notebooks import execute_notebook
 
-LESSON = NOTEBOOKS_DIR / "07_hybrid_exercise.ipynb"
+LESSON = NOTEBOOKS_DIR / "09_hybrid_exercise.ipynb"
 
 
 def on_the_stand_in(function):

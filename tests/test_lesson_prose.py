@@ -62,7 +62,7 @@ CITATION = re.compile(r"\(cited: [^()]+?, \d{4}-\d{2}-\d{2}\)")
 DEFINITIONS = {  # pattern: why it is no measurement. Removed from a sentence before the figures are looked for.
     r"\b95\s?%": "the confidence level of every interval (course_utils.stats)",
     r"p < 0\.05": "the rule for calling a difference a finding (stats.SIGNIFICANCE)",
-    r"\b(?:60|40)\s?%": "lesson 06's train/test split fractions (thresholds.split)",
+    r"\b(?:60|40)\s?%": "lesson 08's train/test split fractions (thresholds.split)",
     r"(?:about |≈ ?)?10,000(?: to |–)20,000 tokens|≈ ?10,000 tokens|100–200 tokens|about 100 skills":
         "the decision rule's budget (scale.decision_rule)",
     r"\b64 tokens": "the local decision's output cap (selection.LOCAL_DECISION_TOKENS)",
@@ -120,7 +120,7 @@ def test_lesson_prose_carries_no_uncited_run_figure(path):
 
 
 @pytest.mark.parametrize("sentence", [
-    "In lesson 04 that came to about 1,400 prompt tokens per decision on the local model.",
+    "In lesson 06 that came to about 1,400 prompt tokens per decision on the local model.",
     "A call to `activate_skill` takes about 25; a text answer means no skill.",
     "The French evaluation sent *\"Mon portable ne se connecte plus au wifi\"* to `incident-postmortem-writer`.",
     "The model scored 22/30 with the Not-for lines.",

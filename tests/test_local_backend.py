@@ -340,7 +340,7 @@ def test_a_text_result_is_shown_as_text_and_anything_else_as_json() -> None:
 
 
 def test_a_first_turn_prompt_has_no_tool_result_to_render() -> None:
-    """The tool-result rendering changes only later turns: a first-turn decision (lessons 04-08) is untouched."""
+    """The tool-result rendering changes only later turns: a first-turn decision (lessons 06-11) is untouched."""
     request = {"systemInstruction": {"parts": [{"text": "Pick."}]},
                "contents": [{"role": "user", "parts": [{"text": "What is the capital of Australia?"}]}]}
     assert [m["role"] for m in build_prompt(request).messages] == ["system", "user"]

@@ -1,4 +1,4 @@
-"""Synthetic catalogs and the decision rule (lesson 08)."""
+"""Synthetic catalogs and the decision rule (lesson 10)."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""Similarity at scale (lesson 08): unit-vector matrix, partial-sort top k, the on-disk index. No model."""
+"""Similarity at scale (lesson 10): unit-vector matrix, partial-sort top k, the on-disk index. No model."""
 from __future__ import annotations
 
 import hashlib
@@ -195,7 +195,7 @@ def test_each_model_keeps_only_its_most_recently_used_indexes(tmp_path):
     assert not list((tmp_path / "indexes").glob("*.tmp"))
 
 
-# ----------------------------------------------------------------- the selector lesson 08 builds
+# ----------------------------------------------------------------- the selector lesson 10 builds
 
 
 class FakeEmbeddings:

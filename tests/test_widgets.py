@@ -82,7 +82,7 @@ def test_static_figure_saves_a_non_empty_png(tmp_path: Path):
 
 
 def test_figure_displays_as_png_before_pyplot_is_imported():
-    """Lesson 06 displays these figures (and the explorer's Output widget holds one) before any cell
+    """Lesson 08 displays these figures (and the explorer's Output widget holds one) before any cell
     imports pyplot; without a PNG of their own they would show as '<Figure size … with 2 Axes>'."""
     from IPython.core.formatters import DisplayFormatter
 

@@ -83,7 +83,7 @@ def bench_embeddings(client, loader, count: int = 1000) -> dict[str, Any]:
 
 def topk_ms(rows: int = 10_000, dimension: int | None = None, k: int = 10, queries: int = 200,
             seed: int = 0) -> float:
-    """Median milliseconds per query of cosine + top `k` over `rows` unit vectors, as lesson 08 ranks.
+    """Median milliseconds per query of cosine + top `k` over `rows` unit vectors, as lesson 10 ranks.
 
     The work is `scale.IndexedSelector`'s per query: one query vector normalised, one product with a
     contiguous float32 matrix of unit rows, a partial sort (`scale.top_k`). The vectors are random unit

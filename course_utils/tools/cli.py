@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--selectors", default="model,similarity",
                          help="comma-separated: model (the seed's selector), model-abstain (the course's "
                               "recommended small-model selector, course_utils.abstain), similarity, hybrid (the top k "
-                              "by similarity, then the model; lesson 07); default model,similarity")
+                              "by similarity, then the model; lesson 09); default model,similarity")
     command.add_argument("--threshold", type=float, help="similarity's cosine threshold (default: the backend's, fitted on data/dev for the local encoder)")
     command.add_argument("--k", type=int, default=3,
                          help="how many nearest skills similarity reports and hybrid shows the model (default 3)")

@@ -11,10 +11,10 @@ function (``{"name": <const>, "arguments": <its parameters>}``) and, unless the 
 text answer ``{"text": …}``. Every answer is therefore one declared call with schema-valid
 arguments, or text. The declarations and the expected JSON are also described in the prompt.
 
-Two things serve later turns of a tool loop only, so a first-turn decision (lessons 04–08) is
+Two things serve later turns of a tool loop only, so a first-turn decision (lessons 06–11) is
 untouched: a one-string tool result is shown as plain text, not escaped JSON (``response_text``),
 and a selection already made (``load_skill`` called once) is not accepted again by the grammar
-(``unmade_choices``). Both were chosen on lesson 03's development requests.
+(``unmade_choices``). Both were chosen on lesson 04's development requests.
 """
 
 from __future__ import annotations

