@@ -298,6 +298,15 @@ def discover(root: Path, strict: bool = False) -> tuple[list[Skill], list[Diagno
     return skills, diagnostics
 
 
+def catalog_line(name: str, description: str) -> str:
+    """One skill's line in a catalog: `- name: description`, or `- name` alone when the description is empty.
+
+    The one place the line's format lives: `SkillLoader.catalog` writes it, and `course_utils.listing`
+    measures and cuts it (a harness short of room lists some skills by name only).
+    """
+    return f"- {name}: {description}" if description else f"- {name}"
+
+
 SYSTEM_TEMPLATE = """{preamble}
 
 <available-skills>
@@ -342,8 +351,8 @@ class SkillLoader:
         return SkillLoader({n: self.skills[n] for n in names})
 
     def catalog(self) -> str:
-        """One line per skill: its name and description, never its body."""
-        return "\n".join(f"- {s.name}: {s.description}" for s in self.skills.values())
+        """One line per skill: its name and description, never its body (`catalog_line`)."""
+        return "\n".join(catalog_line(s.name, s.description) for s in self.skills.values())
 
     def system_instruction(self, preamble: str = "You are a helpful assistant.", function: str = "load_skill") -> str:
         """The system instruction that carries the catalog and says how to use the load tool."""
