@@ -2,6 +2,7 @@
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -37,15 +38,26 @@ def test_stored_without_outputs(path):
             assert cell.outputs == [] and cell.execution_count is None, f"{path.name}: clear the outputs"
 
 
+def runs_in_browser(path: Path, session: pytest.Session) -> bool:
+    """Whether a browser test of this session runs `path` top to bottom in JupyterLab (tests/test_browser.py)."""
+    from test_browser import browser_available
+
+    return browser_available() and any(marker.args == (path.name,) for item in session.items
+                                       for marker in item.iter_markers("lesson"))
+
+
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
-def test_executes_headless(path):
-    """Each lesson runs in its own Python process, as `make course` runs it.
+def test_executes_headless(path, request):
+    """Each lesson runs in its own Python process, as `make course` runs it, unless this session's browser
+    test runs it (its run fails on any traceback, as this one does): each lesson is executed once per suite.
 
     In the same process as the rest of the suite, the widget cell of lesson 08 (then numbered 06) twice waited forever for a
     reply the kernel had sent (kernel and client both idle); a process per lesson keeps the other tests'
     state out, and the timeout turns any hang into a failure that names the lesson.
     """
+    if runs_in_browser(path, request.session):
+        pytest.skip(f"{path.name} runs top to bottom in JupyterLab in tests/test_browser.py")
     out = BUILD_DIR / "test-notebooks"
     script = "import sys; from pathlib import Path; from course_utils.tools.notebooks import execute_notebook; " \
              "execute_notebook(Path(sys.argv[1]), Path(sys.argv[2]))"

@@ -144,6 +144,7 @@ class LocalLLM:
         self._lock = threading.Lock()
         self._pieces: list[str] = []  # the checkpoint prefixes the KV cache holds (see _prefill)
         self._dirty = False  # the cache holds tokens past the last piece (an answer)
+        self._prefix_sizes: dict[str, int] = {}  # tokens of each answer start given so far (see chat's prefix)
 
     def _params(self, xllamacpp) -> Any:
         params = xllamacpp.CommonParams()
@@ -161,7 +162,7 @@ class LocalLLM:
 
     def chat(self, messages: Sequence[Message], *, grammar: str | None = None,
              temperature: float | None = None, max_tokens: int | None = None,
-             seed: int | None = None, top_logprobs: int | None = None) -> Completion:
+             seed: int | None = None, top_logprobs: int | None = None, prefix: str = "") -> Completion:
         """Run one chat completion, optionally constrained by a llama.cpp grammar.
 
         Greedy (temperature 0) unless a temperature is given; then ``seed`` makes the sample
@@ -170,10 +171,12 @@ class LocalLLM:
         ``top_logprobs`` asks llama.cpp for each generated token's log-probability and the
         ``top_logprobs`` most likely tokens at its position, from the softmax of the model's logits
         (before the grammar: a candidate may be a token the grammar would not have allowed).
+        ``prefix`` is the start of the answer, given rather than decoded: computed in one batch with
+        the generation header, returned at the start of the text and counted as answer tokens.
         """
         text, cuts = render_chatml(messages)
         request: dict[str, Any] = {
-            "prompt": text,
+            "prompt": text + prefix,
             "n_predict": max_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
             "temperature": 0.0 if temperature is None else temperature,
             "cache_prompt": True,
@@ -185,17 +188,22 @@ class LocalLLM:
         if top_logprobs is not None:
             request["n_probs"] = max(top_logprobs, 1)  # 0 would return no log-probabilities at all
         with self._lock:
+            if len((text + prefix).encode()) >= self.context:  # a token is at least one byte: a shorter text fits
+                size = self._prompt_tokens(text + prefix)
+                if size >= self.context:
+                    raise ContextOverflow(size, self.context)
             try:
                 self._prefill(text, cuts)
             except ContextOverflow:
                 pass  # the request below reports the whole prompt's size
             self._dirty = True
             response = self._complete(request)
+            given = self._prefix_tokens(prefix)
         choice, usage = response["choices"][0], response["usage"]
         return Completion(
-            text=choice.get("text") or "",
-            prompt_tokens=usage["prompt_tokens"],
-            completion_tokens=usage["completion_tokens"],
+            text=prefix + (choice.get("text") or ""),
+            prompt_tokens=usage["prompt_tokens"] - given,
+            completion_tokens=usage["completion_tokens"] + given,
             finish_reason=choice.get("finish_reason") or "stop",
             cached_tokens=int((response.get("timings") or {}).get("cache_n", 0)),
             logprobs=(choice.get("logprobs") or {}).get("content") if top_logprobs is not None else None,
@@ -233,12 +241,30 @@ class LocalLLM:
             self._pieces.append(checkpoint)
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
-        """The prompt tokens of these messages, counted by the model's own tokenizer.
+        """The prompt tokens of these messages, counted by the model's own tokenizer, none computed."""
+        with self._lock:
+            return self._prompt_tokens(render_chatml(messages)[0])
 
-        llama.cpp's in-process API has no tokenize call, so this runs the prompt and stops
-        after one token: as slow as a prompt the cache has not seen, instant for one it has.
+    def _prefix_tokens(self, prefix: str) -> int:
+        """The tokens of an answer's given start (it follows the header's newline, where tokens split anyway)."""
+        if prefix and prefix not in self._prefix_sizes:
+            self._prefix_sizes[prefix] = self._prompt_tokens(prefix)
+        return self._prefix_sizes.get(prefix, 0)
+
+    def _prompt_tokens(self, text: str) -> int:
+        """How many tokens `text` is, without computing any of them.
+
+        llama.cpp's in-process API has no tokenize call, but it refuses a prompt longer than the
+        context before computing anything, and the refusal gives the prompt's size. So `text` is
+        sent padded with one sentinel (a single token) per position of the context: always refused,
+        and its size less the padding is the text's. Nothing reaches the KV cache.
         """
-        return self.chat(messages, max_tokens=1).prompt_tokens
+        response = self._server.handle_completions(
+            {"prompt": text + SENTINEL * self.context, "n_predict": 1, "cache_prompt": False})
+        error = response.get("error") or {}
+        if error.get("type") != "exceed_context_size_error":
+            raise LLMError(f"counting tokens: expected llama.cpp to refuse the padded prompt, got {response!r:.200}")
+        return int(error["n_prompt_tokens"]) - self.context
 
     def _error(self, error: dict[str, Any]) -> Exception:
         if error.get("type") == "exceed_context_size_error":
