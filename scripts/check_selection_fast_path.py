@@ -1,7 +1,6 @@
 """Does decoding only a selection's choices (backend/local/app.py, `complete`) change any decision? And what does it save?
 
-Runs every development query (data/dev/, EN + FR) through `pick_by_model` and the recommended abstaining
-selector twice on the local backend, greedy: once with every answer decoded token by token (the selection
+Runs every development query (data/dev/, EN + FR) through `pick_by_model` twice on the local backend, greedy: once with every answer decoded token by token (the selection
 path switched off), once as the backend now decodes it. Both share the cached catalog prefix, and each
 query runs the one-step path first. Prints how many decisions and token counts agree and the seconds of
 each path, and writes every pair to data/measured/selection_fast_path.json.
@@ -18,7 +17,6 @@ from datetime import date
 
 from tqdm.auto import tqdm
 
-from course_utils.abstain import recommended
 from course_utils.backend.client import backend_of, make_client
 from course_utils.backend.local import app
 from course_utils.paths import DATA_DIR, SKILLS_DIR
@@ -35,7 +33,7 @@ def main() -> int:
     workplace = SkillLoader.from_root(SKILLS_DIR / "workplace")
     queries = [q for name in ("trigger_dev.yaml", "trigger_dev_fr.yaml")
                for q in load_queries(DATA_DIR / "dev" / name, workplace.names)]
-    selectors = {"model": pick_by_model, "model-abstain": recommended}
+    selectors = {"model": pick_by_model}
     enabled = app.SELECTION_MIN_TOKENS
     rows = []
     for name, select in selectors.items():
