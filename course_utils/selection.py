@@ -1,4 +1,5 @@
-"""Who picks the skill: the model (catalog + activate tool), similarity (cosine + threshold), or the user.
+"""Who picks the skill: the model (the `on-demand` catalog + an activate tool), similarity (cosine + a
+threshold), or the user.
 
 Built in `notebooks/06_selection_by_model.ipynb` (`pick_by_model`, explicit `/name` activation) and
 `notebooks/07_embeddings.ipynb` (`SimilaritySelector`); `pick_hybrid`, the reference solution of
