@@ -1,8 +1,9 @@
 """Does decoding only a selection's choices (backend/local/app.py, `complete`) change any decision? And what does it save?
 
-Runs every development query (data/dev/, EN + FR) through `pick_by_model` twice on the local backend, greedy: once with every answer decoded token by token (the selection
-path switched off), once as the backend now decodes it. Both share the cached catalog prefix, and each
-query runs the one-step path first. Prints how many decisions and token counts agree and the seconds of
+Runs every development query (data/dev/, EN + FR) through `pick_by_model` twice on the local backend, greedy:
+all of them with every answer decoded token by token (the selection path switched off), then all of them
+as the backend now decodes it. Each pass runs the queries in the same order from the same cached catalog
+prefix, so each decision computes its own query in both passes, as a query set is evaluated. Prints how many decisions and token counts agree and the seconds of
 each path, and writes every pair to data/measured/selection_fast_path.json.
 
     .venv/bin/python scripts/check_selection_fast_path.py
@@ -38,14 +39,13 @@ def main() -> int:
     rows = []
     for name, select in selectors.items():
         select(client, workplace, queries[0].query)  # the catalog prefix computed once, outside the timings
-        for query in tqdm(queries, desc=name):
-            app.SELECTION_MIN_TOKENS = 10**9  # every answer decoded token by token, as before
-            before = select(client, workplace, query.query)
-            app.SELECTION_MIN_TOKENS = enabled
-            after = select(client, workplace, query.query)
-            rows.append({"selector": name, "query": query.query, "before": before.skill, "after": after.skill,
-                         "prompt_tokens": [before.prompt_tokens, after.prompt_tokens],
-                         "seconds": [round(before.seconds, 3), round(after.seconds, 3)]})
+        app.SELECTION_MIN_TOKENS = 10**9  # every answer decoded token by token, as before
+        before = [select(client, workplace, q.query) for q in tqdm(queries, desc=f"{name}, one step")]
+        app.SELECTION_MIN_TOKENS = enabled
+        after = [select(client, workplace, q.query) for q in tqdm(queries, desc=f"{name}, two steps")]
+        rows += [{"selector": name, "query": q.query, "before": b.skill, "after": a.skill,
+                  "prompt_tokens": [b.prompt_tokens, a.prompt_tokens], "seconds": [round(b.seconds, 3), round(a.seconds, 3)]}
+                 for q, b, a in zip(queries, before, after)]
     same = sum(r["before"] == r["after"] for r in rows)
     same_tokens = sum(r["prompt_tokens"][0] == r["prompt_tokens"][1] for r in rows)
     calls = [r for r in rows if r["after"] is not None]
