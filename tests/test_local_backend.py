@@ -24,13 +24,11 @@ from course_utils.backend.local.app import (
     LocalGeminiApp,
     answer_parts,
     build_prompt,
-    complete,
     content_messages,
     decision_schema,
     gemini_schema_to_json_schema,
     get_app,
     parse_declaration,
-    selection_of,
     unmade_choices,
 )
 from course_utils.backend.local.embed import strip_task_prefix
@@ -439,76 +437,3 @@ def test_second_encoder_gives_unit_vectors_of_its_own_size(local_client) -> None
     assert vectors.shape == (3, 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
-
-# ----------------------------------------------------------------- a selection: only the choices decoded
-
-
-def test_a_selection_is_one_function_with_one_required_choice() -> None:
-    load, calendar = parse_declaration(LOAD), parse_declaration(CALENDAR)
-    selection = selection_of([load], allow_text=True)
-    assert selection.opening == '{"name":"load_skill","arguments":{"name":"'
-    assert selection.rest == r'root ::= "cake\"}}" | "hours\"}}" | "allergens\"}}"'
-    assert selection_of([load, calendar], allow_text=True) is None  # the function itself is a choice
-    assert selection_of([calendar], allow_text=True) is None  # two arguments
-    optional = parse_declaration({**LOAD, "parameters": {**LOAD["parameters"], "required": []}})
-    assert selection_of([optional], allow_text=True) is None  # `{}` would be a valid answer too
-    first_turn = build_prompt({"tools": [{"functionDeclarations": [LOAD]}], "contents": _after()})
-    assert first_turn.selection == selection
-
-
-class ScriptedLLM:
-    """Answers `chat` from a list of texts and records each call's options."""
-
-    def __init__(self, *texts: str) -> None:
-        self.texts, self.calls = list(texts), []
-
-    def chat(self, messages, **options) -> Completion:
-        self.calls.append(options)
-        prefix = options.get("prefix", "")
-        return Completion(prefix + self.texts.pop(0), 100, 5, "stop")
-
-
-def _decide(llm: ScriptedLLM, **options):
-    prompt = build_prompt({"tools": [{"functionDeclarations": [LOAD]}], "contents": _after()})
-    defaults = {"temperature": None, "max_tokens": None, "seed": None, "top_logprobs": None}
-    return complete(llm, prompt, {**defaults, **options}), prompt
-
-
-def test_a_selected_call_decodes_only_the_value_after_its_given_opening() -> None:
-    llm = ScriptedLLM('{"name', 'cake"}}')
-    completion, prompt = _decide(llm)
-    assert completion.text == '{"name":"load_skill","arguments":{"name":"cake"}}'
-    first, second = llm.calls
-    assert first["grammar"] == prompt.grammar and first["max_tokens"] == 2
-    assert second["grammar"] == prompt.selection.rest and second["prefix"] == prompt.selection.opening
-
-
-def test_a_text_answer_is_decoded_as_before_and_logprobs_keep_one_request() -> None:
-    llm = ScriptedLLM('{"text', '{"text":"No skill fits."}')
-    completion, prompt = _decide(llm, seed=3)
-    assert completion.text == '{"text":"No skill fits."}'
-    assert [c["grammar"] for c in llm.calls] == [prompt.grammar, prompt.grammar]
-    assert llm.calls[1] == {"grammar": prompt.grammar, "temperature": None, "max_tokens": None, "seed": 3,
-                            "top_logprobs": None}  # the one-step request, unchanged
-    for options in ({"top_logprobs": 5}, {"max_tokens": 8}):
-        llm = ScriptedLLM('{"name":"load_skill","arguments":{"name":"cake"}}')
-        _decide(llm, **options)
-        assert len(llm.calls) == 1 and "prefix" not in llm.calls[0]
-
-
-@pytest.mark.model
-def test_a_selection_decided_in_two_steps_equals_the_one_step_answer() -> None:
-    """Greedy: the same call or text, the same prompt and answer token counts, for a few queries of each kind."""
-    llm = get_llm()
-    instruction = "Call load_skill when one of these skills fits the request, else answer in text.\n" \
-                  "- cake: custom cake orders\n- hours: opening hours\n- allergens: allergen information"
-    for query in ("I'd like a birthday cake for Saturday.", "When do you open on Sunday?",
-                  "Does the croissant contain nuts?", "What is the capital of Australia?"):
-        request = {"systemInstruction": {"parts": [{"text": instruction}]}, "tools": [{"functionDeclarations": [LOAD]}],
-                   "contents": [{"role": "user", "parts": [{"text": query}]}]}
-        prompt = build_prompt(request)
-        options = {"temperature": None, "max_tokens": None, "seed": None, "top_logprobs": None}
-        one_step = llm.chat(prompt.messages, grammar=prompt.grammar, **options)
-        two_steps = complete(llm, prompt, options)
-        assert (two_steps.text, two_steps.prompt_tokens, two_steps.completion_tokens) == \
-               (one_step.text, one_step.prompt_tokens, one_step.completion_tokens), query

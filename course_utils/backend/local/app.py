@@ -30,10 +30,8 @@ from typing import Any
 
 from course_utils.backend.local import embed as embedding
 from course_utils.backend.local.llm import (
-    DEFAULT_MAX_OUTPUT_TOKENS,
     Completion,
     ContextOverflow,
-    LocalLLM,
     Message,
     default_llm_name,
     get_llm,
@@ -330,51 +328,11 @@ def unmade_choices(declarations: list[Declaration], contents: list[Any]) -> list
 
 
 @dataclass(frozen=True)
-class Selection:
-    """An answer that can only be a text or a call of one selection function (``load_skill(name)``).
-
-    Everything in such a call but the chosen value is fixed by the grammar, so it need not be decoded
-    token by token: ``opening`` is the call up to the value, ``rest`` the grammar of the value and
-    what closes the call.
-    """
-
-    opening: str
-    rest: str
-    allow_text: bool
-
-
-@dataclass(frozen=True)
 class Prompt:
-    """What the model sees for a request, the grammar constraining its answer, and its selection if any."""
+    """What the model sees for a request, and the grammar constraining its answer."""
 
     messages: list[Message]
     grammar: str | None
-    selection: Selection | None = None
-
-
-def _literal(text: str) -> str:
-    """`text` as a llama.cpp grammar string literal."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def selection_of(callable_now: list[Declaration], allow_text: bool) -> Selection | None:
-    """The Selection of an answer whose only callable function takes one required argument from a list of values."""
-    if len(callable_now) != 1:
-        return None
-    (declaration,) = callable_now
-    properties = declaration.parameters.get("properties") or {}
-    if len(properties) != 1:
-        return None
-    ((argument, schema),) = properties.items()
-    values = schema.get("enum") if isinstance(schema, dict) else None
-    if (not values or not all(isinstance(v, str) for v in values)
-            or argument not in (declaration.parameters.get("required") or [])):
-        return None
-    empty = json.dumps({"name": declaration.name, "arguments": {argument: ""}}, ensure_ascii=False,
-                       separators=(",", ":"))  # compact, as the grammar writes it
-    opening, closing = empty[:-3], empty[-2:]  # up to the value's opening quote; the braces after it
-    rest = "root ::= " + " | ".join(_literal(json.dumps(v, ensure_ascii=False)[1:] + closing) for v in values)
-    return Selection(opening, rest, allow_text)
 
 
 def build_prompt(request: Json) -> Prompt:
@@ -406,7 +364,7 @@ def build_prompt(request: Json) -> Prompt:
         import xllamacpp
 
         grammar = xllamacpp.json_schema_to_grammar(decision_schema(callable_now, allow_text))
-    return Prompt(messages, grammar, selection_of(callable_now, allow_text) if declarations else None)
+    return Prompt(messages, grammar)
 
 
 _TEXT_OPENING = '{"text":"'
@@ -472,37 +430,11 @@ def logprobs_result(tokens: list[Json], top: int) -> Json:
                               for t in tokens]}
 
 
-SELECTION_MIN_TOKENS = 32
-"""A selection's answer is decoded in two steps only if it may be at least this long (a call takes about twenty)."""
-
-
-def complete(llm: LocalLLM, prompt: Prompt, options: Json) -> Completion:
-    """The model's answer. For a selection, only the model's choices are decoded token by token.
-
-    A selection's answer is a text or ``{"name":"load_skill","arguments":{"name":"<value>"}}``, of
-    which the grammar leaves two things open: text or call, then which value. So the first two
-    tokens are decoded under the whole grammar; if they open a text, the answer is decoded as any
-    other (the same request again, from the same prompt and seed). If they open the call, the call
-    up to the value is given, computed in one batch with the prompt instead of about fifteen
-    forward passes, and only the value and what closes it are decoded, constrained to the listed
-    values. Log-probabilities, which describe every token of the answer, take the one-step path.
-    """
-    selection = prompt.selection
-    cap = options["max_tokens"] or DEFAULT_MAX_OUTPUT_TOKENS
-    if selection is None or options["top_logprobs"] is not None or cap < SELECTION_MIN_TOKENS:
-        return llm.chat(prompt.messages, grammar=prompt.grammar, **options)
-    if selection.allow_text:
-        start = llm.chat(prompt.messages, grammar=prompt.grammar, **{**options, "max_tokens": 2})
-        if not start.text.startswith(selection.opening[:3]):  # '{"n' opens the call; '{"t' a text
-            return llm.chat(prompt.messages, grammar=prompt.grammar, **options)
-    return llm.chat(prompt.messages, grammar=selection.rest, prefix=selection.opening, **options)
-
-
 def generate_content(request: Json, target: Target) -> Json:
     """Serve ``generateContent``."""
     prompt = build_prompt(request)
     options = _generation_options(request)
-    completion = complete(get_llm(target.name), prompt, options)
+    completion = get_llm(target.name).chat(prompt.messages, grammar=prompt.grammar, **options)
     finish = "MAX_TOKENS" if completion.finish_reason == "length" else "STOP"
     candidate: Json = {"content": {"role": "model", "parts": answer_parts(completion, prompt.grammar is not None)},
                        "finishReason": finish, "index": 0}

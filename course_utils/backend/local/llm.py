@@ -144,7 +144,6 @@ class LocalLLM:
         self._lock = threading.Lock()
         self._pieces: list[str] = []  # the checkpoint prefixes the KV cache holds (see _prefill)
         self._dirty = False  # the cache holds tokens past the last piece (an answer)
-        self._prefix_sizes: dict[str, int] = {}  # tokens of each answer start given so far (see chat's prefix)
 
     def _params(self, xllamacpp) -> Any:
         params = xllamacpp.CommonParams()
@@ -162,7 +161,7 @@ class LocalLLM:
 
     def chat(self, messages: Sequence[Message], *, grammar: str | None = None,
              temperature: float | None = None, max_tokens: int | None = None,
-             seed: int | None = None, top_logprobs: int | None = None, prefix: str = "") -> Completion:
+             seed: int | None = None, top_logprobs: int | None = None) -> Completion:
         """Run one chat completion, optionally constrained by a llama.cpp grammar.
 
         Greedy (temperature 0) unless a temperature is given; then ``seed`` makes the sample
@@ -171,12 +170,10 @@ class LocalLLM:
         ``top_logprobs`` asks llama.cpp for each generated token's log-probability and the
         ``top_logprobs`` most likely tokens at its position, from the softmax of the model's logits
         (before the grammar: a candidate may be a token the grammar would not have allowed).
-        ``prefix`` is the start of the answer, given rather than decoded: computed in one batch with
-        the generation header, returned at the start of the text and counted as answer tokens.
         """
         text, cuts = render_chatml(messages)
         request: dict[str, Any] = {
-            "prompt": text + prefix,
+            "prompt": text,
             "n_predict": max_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
             "temperature": 0.0 if temperature is None else temperature,
             "cache_prompt": True,
@@ -188,8 +185,8 @@ class LocalLLM:
         if top_logprobs is not None:
             request["n_probs"] = max(top_logprobs, 1)  # 0 would return no log-probabilities at all
         with self._lock:
-            if len((text + prefix).encode()) >= self.context:  # a token is at least one byte: a shorter text fits
-                size = self._prompt_tokens(text + prefix)
+            if len(text.encode()) >= self.context:  # a token is at least one byte: a shorter text fits
+                size = self._prompt_tokens(text)
                 if size >= self.context:
                     raise ContextOverflow(size, self.context)
             try:
@@ -198,12 +195,11 @@ class LocalLLM:
                 pass  # the request below reports the whole prompt's size
             self._dirty = True
             response = self._complete(request)
-            given = self._prefix_tokens(prefix)
         choice, usage = response["choices"][0], response["usage"]
         return Completion(
-            text=prefix + (choice.get("text") or ""),
-            prompt_tokens=usage["prompt_tokens"] - given,
-            completion_tokens=usage["completion_tokens"] + given,
+            text=choice.get("text") or "",
+            prompt_tokens=usage["prompt_tokens"],
+            completion_tokens=usage["completion_tokens"],
             finish_reason=choice.get("finish_reason") or "stop",
             cached_tokens=int((response.get("timings") or {}).get("cache_n", 0)),
             logprobs=(choice.get("logprobs") or {}).get("content") if top_logprobs is not None else None,
@@ -244,12 +240,6 @@ class LocalLLM:
         """The prompt tokens of these messages, counted by the model's own tokenizer, none computed."""
         with self._lock:
             return self._prompt_tokens(render_chatml(messages)[0])
-
-    def _prefix_tokens(self, prefix: str) -> int:
-        """The tokens of an answer's given start (it follows the header's newline, where tokens split anyway)."""
-        if prefix and prefix not in self._prefix_sizes:
-            self._prefix_sizes[prefix] = self._prompt_tokens(prefix)
-        return self._prefix_sizes.get(prefix, 0)
 
     def _prompt_tokens(self, text: str) -> int:
         """How many tokens `text` is, without computing any of them.
