@@ -134,8 +134,8 @@ class Listing:
 
     @property
     def text(self) -> str:
-        """The catalog text the model reads: one `skills.catalog_line` per listed skill."""
-        return "\n".join(catalog_line(s.name, s.description) for s in self.entries)
+        """The catalog text the model reads: the catalog of `loader()`, one `skills.catalog_line` per listed skill."""
+        return self.loader().catalog()
 
     @property
     def counts(self) -> dict[Fate, int]:
@@ -237,7 +237,7 @@ def render_listing(skills: SkillLoader | Iterable[Skill], budget: ListingBudget,
 
 
 SIZES = (10, 100, 1_000, 10_000)
-"""The synthetic catalogs of lesson 08 (the real skills come on top)."""
+"""The synthetic catalogs of lesson 10 (the real skills come on top)."""
 
 
 def survival(sizes: Sequence[int] = SIZES, budget: ListingBudget = CLAUDE_CODE, context_tokens: int | None = 200_000,

@@ -375,8 +375,8 @@ def settle(page, state, before: tuple[str, str, str], timeout_s: float = 180) ->
 def test_load_skill_loop_shows_its_trace(lab: Lab, browser_page):
     page, console = browser_page
     # 03 runs its loop live twice (the from-scratch loop, then run_agent refusing repeats; up to six model calls
-    # each). Not yet timed since the split (2026-12-01); before it, with the three modes' runs that moved to
-    # lesson 04, it took about 5.5 min headless here: the default 780 s would leave no margin on a slower machine.
+    # each): 128 s here in JupyterLab, 104 s headless (2026-12-01). A run that loops to max_turns takes longer, and
+    # a machine of this kind can be twice as slow: the limit keeps a wide margin over the default 780 s.
     seconds = open_and_run_all(page, lab, "03_load_skill_loop.ipynb", timeout_s=1500)
     print(f"03 ran all cells in JupyterLab in {seconds:.0f} s")
 
