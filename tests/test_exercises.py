@@ -12,12 +12,14 @@ from hybrid_solutions import (
     mentions_slash_only, skip_ignores_margin, skip_never, skip_right,
 )
 
+from course_utils.backend.client import EMBEDDING_MODEL, GEMINI, backend_of
 from course_utils.exercises import (
     CHECK_CASES, CHECK_SKILLS, HYBRID_HINTS, RecordingClient, called_skill, check_choose_k, check_confident_skip,
     check_explicit, check_hybrid, hint, scripted_world,
 )
 from course_utils.paths import BUILD_DIR, DATA_DIR, NOTEBOOKS_DIR
 from course_utils.queries import load_queries
+from course_utils.scripted import SCRIPTED
 from course_utils.selection import SimilaritySelector, pick_by_model
 from course_utils.tools.notebooks import execute_notebook
 
@@ -100,6 +102,15 @@ def test_the_recording_client_keeps_requests_and_answers():
     assert call.offered(loader.names) == ["book-renewal", "room-booking"]
     assert called_skill(call.response, ["book-renewal"]) is None  # the stand-in declines unscripted queries
     assert proxy.course_backend.name == "scripted"  # everything else is the real client's
+
+
+def test_the_stand_in_names_its_own_models():
+    """What the stand-in decided and embedded is never labelled with a Gemini model's name."""
+    _, client, _, _ = scripted_world()
+    backend = backend_of(client)
+    assert backend.generation_label() == SCRIPTED.generation_model == "scripted stand-in model"
+    assert backend.embedding_label() == backend.embedding_label("any-model") == "scripted stand-in encoder"
+    assert GEMINI.embedding_label() == EMBEDDING_MODEL and GEMINI.embedding_label("any-model") == "any-model"
 
 
 @pytest.mark.model
