@@ -30,11 +30,12 @@ from course_utils.tokens import estimate_tokens
 ACTIVATE = "activate_skill"
 LOCAL_DECISION_TOKENS = 64
 """Output cap of a local decision: a call is ~25 tokens; a declined decision's text is never read."""
-DEFAULT_THRESHOLDS = {"local": 0.16, "gemini": 0.6}
+DEFAULT_THRESHOLDS = {"local": 0.16, "gemini": 0.6, "scripted": 0.5}
 """Default cosine thresholds per backend (each embedding model has its own score scale).
 local: fitted on the development sets (data/dev/, EN + FR pooled, 90 queries) with
 `thresholds.best_threshold` on multilingual USE v3 scores: 0.156, dev accuracy 0.711 (2026-11-30).
-gemini: a placeholder, fitted on no data (no key on the machine that fitted the local one)."""
+gemini: a placeholder, fitted on no data (no key on the machine that fitted the local one).
+scripted: the stand-in of `course_utils.scripted`, whose cosines a script writes: 0.5, the checker's own."""
 EMBED_BATCH = 100
 """The most texts one `batchEmbedContents` request carries on Gemini."""
 

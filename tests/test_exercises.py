@@ -3,6 +3,7 @@ every right one passes whatever its style — on the scripted stand-in, and on t
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -11,13 +12,16 @@ from hybrid_solutions import (
     RIGHT, WORKPLACE, WRONG, choose_k_largest, choose_k_right, choose_k_top1, mentions_after_the_model, mentions_right,
     mentions_slash_only, skip_ignores_margin, skip_never, skip_right,
 )
+from lesson09_stand_in import BANNER, GRADING, implied_check_lines, implied_outcomes
 
+from course_utils.backend.client import EMBEDDING_MODEL, GEMINI, KEY_VARIABLES, backend_of
+from course_utils.evaluation import comparison_table, evaluate, paired_comparison
 from course_utils.exercises import (
     CHECK_CASES, CHECK_SKILLS, HYBRID_HINTS, RecordingClient, called_skill, check_choose_k, check_confident_skip,
     check_explicit, check_hybrid, hint, scripted_world,
 )
-from course_utils.paths import BUILD_DIR, DATA_DIR, NOTEBOOKS_DIR
-from course_utils.queries import load_queries
+from course_utils.paths import BUILD_DIR, NOTEBOOKS_DIR
+from course_utils.scripted import SCRIPTED
 from course_utils.selection import SimilaritySelector, pick_by_model
 from course_utils.tools.notebooks import execute_notebook
 
@@ -102,6 +106,15 @@ def test_the_recording_client_keeps_requests_and_answers():
     assert proxy.course_backend.name == "scripted"  # everything else is the real client's
 
 
+def test_the_stand_in_names_its_own_models():
+    """What the stand-in decided and embedded is never labelled with a Gemini model's name."""
+    _, client, _, _ = scripted_world()
+    backend = backend_of(client)
+    assert backend.generation_label() == SCRIPTED.generation_model == "scripted stand-in model"
+    assert backend.embedding_label() == backend.embedding_label("any-model") == "scripted stand-in encoder"
+    assert GEMINI.embedding_label() == EMBEDDING_MODEL and GEMINI.embedding_label("any-model") == "any-model"
+
+
 @pytest.mark.model
 @pytest.mark.timeout(1200)
 def test_the_corpus_on_the_local_model(local_client):
@@ -121,24 +134,51 @@ def test_the_corpus_on_the_local_model(local_client):
 
 
 @pytest.mark.notebook
-@pytest.mark.model
-@pytest.mark.timeout(2400)  # 2 checked + 48 graded local decisions: about 8 minutes on a quiet 2-core machine
-def test_the_lesson_runs_with_the_solution_shown(monkeypatch):
-    """With COURSE_SHOW_SOLUTION=1 the kernel (which inherits os.environ) imports the reference
-    solution, the check passes on the stand-in and on the local model, and the grade is printed.
-    The executed copy is kept in build/test-notebooks/solved/ for reading the numbers."""
+def test_the_lesson_runs_with_the_solution_shown(monkeypatch, tmp_path):
+    """With COURSE_SHOW_SOLUTION=1 the kernel (which inherits os.environ) imports the reference solution, prints it,
+    the check passes on the stand-in and on the notebook's own backend, and the grade is printed, with no grading
+    query shown. The notebook's backend is the scripted stand-in of tests/lesson09_stand_in.py, in seconds: an
+    IPython startup file (IPYTHONDIR is inherited too) makes `make_client` return it before the first cell runs,
+    and the lesson is left as a learner runs it. The grade printed is the one its plans imply, computed here.
+    The real model's side is test_the_corpus_on_the_local_model: real decisions through check_hybrid.
+    The executed copy is kept in build/test-notebooks/solved/ (its figure in figures/ there)."""
+    out = BUILD_DIR / "test-notebooks" / "solved"
+    startup = tmp_path / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "00-scripted.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        f"import lesson09_stand_in\nlesson09_stand_in.install({str(out / 'figures')!r})\n", encoding="utf-8")
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
     monkeypatch.setenv("COURSE_SHOW_SOLUTION", "1")
-    notebook = execute_notebook(LESSON, BUILD_DIR / "test-notebooks" / "solved")
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "embeddings"))  # the stand-in's vectors stay out of the cache
+    monkeypatch.setenv("COURSE_MODELS_DIR", str(tmp_path / "no-models"))  # had the startup file failed: no local model
+    for name in KEY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)  # ... and no Gemini
+    notebook = execute_notebook(LESSON, out)
     outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
     assert [o for o in outputs if o.output_type == "error"] == []
     text = "\n".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    shown = "\n".join([text, *(o.get("data", {}).get("text/plain", "") for o in outputs)])
+    label = SCRIPTED.generation_label()  # the notebook's backend: what the check's real half says it passed on
+    assert BANNER in text and f"decisions by {label}, shortlists by {SCRIPTED.embedding_label()}" in text
     assert "def pick_hybrid(" in text  # the solution was printed
-    assert "Passed on the scripted stand-in: 4 decisions" in text and "Passed on Qwen2.5-Coder" in text
+    assert "Passed on the scripted stand-in: 4 decisions" in text and f"Passed on {label}: 2 decisions." in text
+    assert all(line in text for line in implied_check_lines(label)), text
     assert "Solve the exercise first" not in text
     assert "24 grading queries" in text and "your hybrid k=3" in text and "model alone" in text
-    assert "exact McNemar p" in text
-    grading = [q.query for q in load_queries(DATA_DIR / "hybrid_grading.yaml")]
-    assert not any(query in text for query in grading)  # graded, never shown
+    implied = implied_outcomes()
+    reports = [evaluate(name, outcomes) for name, outcomes in implied.items()]
+    assert 0 < min(r.correct for r in reports) <= max(r.correct for r in reports) < len(GRADING)  # no trivial grade
+    table = comparison_table(reports).splitlines()
+    assert table[-2].startswith("mean prompt tokens") and table[-1].startswith("seconds per decision")
+    for line in table[:-2]:  # each rate with its interval, and the counts; tokens and seconds are the run's own
+        assert line in text, f"{line!r} is not in the printed grade:\n{text}"
+    for other in ("model alone", "model-abstain", "similarity alone"):
+        verdict = paired_comparison("your hybrid k=3", implied["your hybrid k=3"], other, implied[other]).verdict()
+        assert "exact McNemar p" in verdict and verdict in text
+    changed = sum(a.chosen != b.chosen for a, b in zip(implied["model alone"], implied["your hybrid k=3"]))
+    assert f"{changed} of {len(GRADING)} decisions differ between the model alone and your hybrid" in text
+    assert not any(q.query in shown for q in GRADING)  # graded, never shown
 
 
 def test_the_lesson_is_stored_with_the_stub():

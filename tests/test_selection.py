@@ -11,8 +11,10 @@ import pytest
 from google.genai import types
 
 from course_utils.cache import EmbeddingCache, text_key
+from course_utils.scripted import ScriptedBackend
 from course_utils.selection import (
     ACTIVATE,
+    DEFAULT_THRESHOLDS,
     Decision,
     SimilaritySelector,
     cosine_matrix,
@@ -145,6 +147,17 @@ def test_cosine_matrix_matches_the_formula():
     a, b = rng.normal(size=(4, 8)), rng.normal(size=(3, 8))
     expected = [[x @ y / np.linalg.norm(x) / np.linalg.norm(y) for y in b] for x in a]
     np.testing.assert_allclose(cosine_matrix(a, b), expected, rtol=1e-6)
+
+
+def test_a_selector_on_the_scripted_stand_in_takes_its_default_threshold():
+    """The stand-in (course_utils.scripted) has a default threshold as the real backends do, so a lesson's
+    `SimilaritySelector(client, loader)` runs on it as written, with the script's cosines."""
+    rows = {"Renew it please.": [0.55, 0.3, 0.1], "Hello there.": [0.45, 0.2, 0.1]}
+    backend = ScriptedBackend(list(TINY.skills.values()), rows, lambda query, offered, functions: None)
+    selector = SimilaritySelector(backend.client(), TINY, cache=False)
+    assert selector.threshold == DEFAULT_THRESHOLDS["scripted"] == 0.5
+    np.testing.assert_allclose(selector.scores(list(rows)), list(rows.values()), atol=1e-9)
+    assert selector("Renew it please.").skill == TINY.names[0] and selector("Hello there.").skill is None
 
 
 def test_one_vector_per_text(local_client):

@@ -45,9 +45,12 @@ class Backend:
         return f"{self.generation_model} (local)" if self.name == "local" else self.generation_model
 
     def embedding_label(self, model: str = EMBEDDING_MODEL) -> str:
-        """The encoder behind the embedding model name `model`, e.g. 'multilingual USE v3 (local)'."""
-        if self.name != "local":
+        """The encoder behind the embedding model name `model`, e.g. 'multilingual USE v3 (local)'; on Gemini, `model`
+        itself; on any other backend (the scripted stand-in of `course_utils.scripted`), its own encoder."""
+        if self.name == "gemini":
             return model
+        if self.name != "local":
+            return self.embedding_model
         from course_utils.backend.local.embed import DISPLAY_NAMES
 
         return f"{DISPLAY_NAMES.get(model, self.embedding_model)} (local)"
