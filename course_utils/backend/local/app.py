@@ -11,10 +11,12 @@ function (``{"name": <const>, "arguments": <its parameters>}``) and, unless the 
 text answer ``{"text": …}``. Every answer is therefore one declared call with schema-valid
 arguments, or text. The declarations and the expected JSON are also described in the prompt.
 
-Two things serve later turns of a tool loop only, so a first-turn decision (lessons 06–11) is
-untouched: a one-string tool result is shown as plain text, not escaped JSON (``response_text``),
-and a selection already made (``load_skill`` called once) is not accepted again by the grammar
-(``unmade_choices``). Both were chosen on lesson 04's development requests.
+Some things serve later turns of a tool loop only, so a first-turn decision (lessons 06–11) is
+untouched: a one-string tool result is shown as plain text, not escaped JSON (``response_text``);
+and the grammar narrows what the answer may call (``callable_now``): a selection already made
+(``load_skill`` called once) is not accepted again, nor a call already made with the same
+arguments, nor, in the next turn, a function whose latest call succeeded. The prompt still shows
+every declaration. Each was chosen on lesson 04's development requests.
 """
 
 from __future__ import annotations
