@@ -420,25 +420,42 @@ def _failed(response: Json) -> bool:
     return "error" in value or (len(texts) == 1 and isinstance(texts[0], str) and texts[0].startswith("Error"))
 
 
-def answered_functions(contents: list[Any]) -> set[str]:
-    """The functions whose latest result in the conversation is not a failure."""
-    latest: dict[str, bool] = {}
+def _results(contents: list[Any]) -> dict[str, list[bool]]:
+    """For each function, whether each of its results in the conversation failed, in order."""
+    failed: dict[str, list[bool]] = {}
     for content in contents:
         if isinstance(content, dict) and content.get("role") != "model":
             for part in content.get("parts") or []:
                 if isinstance(part, dict) and "functionResponse" in part:
                     response = part["functionResponse"]
-                    latest[response.get("name")] = _failed(response)
-    return {name for name, failed in latest.items() if not failed}
+                    failed.setdefault(response.get("name"), []).append(_failed(response))
+    return failed
+
+
+def answered_functions(contents: list[Any]) -> set[str]:
+    """The functions whose latest result in the conversation is not a failure."""
+    return {name for name, failed in _results(contents).items() if not failed[-1]}
+
+
+FAILURES_IN_A_ROW = 2
+"""After this many failed results in a row, a function is not offered in the next turn."""
+
+
+def failing_functions(contents: list[Any]) -> set[str]:
+    """The functions whose latest `FAILURES_IN_A_ROW` results all failed."""
+    return {name for name, failed in _results(contents).items()
+            if len(failed) >= FAILURES_IN_A_ROW and all(failed[-FAILURES_IN_A_ROW:])}
 
 
 def callable_now(declarations: list[Declaration], contents: list[Any]) -> list[Declaration]:
-    """What the grammar accepts in this turn: no selection made twice (``unmade_choices``), no function whose
-    latest call succeeded (its answer is above: act on it), no call repeated with the same arguments
-    (``unrepeated``). A first turn gets every declaration as sent."""
-    calls, answered = _calls_made(contents), answered_functions(contents)
+    """What the grammar accepts in this turn: no selection made twice (``unmade_choices``); no function whose
+    latest call succeeded (its answer is above: act on it) or whose last two calls failed (say so instead
+    of trying again); no call repeated with the same arguments (``unrepeated``). A first turn gets every
+    declaration as sent."""
+    calls = _calls_made(contents)
+    resting = answered_functions(contents) | failing_functions(contents)
     narrowed = (unrepeated(d, [args for name, args in calls if name == d.name])
-                for d in unmade_choices(declarations, contents) if d.name not in answered)
+                for d in unmade_choices(declarations, contents) if d.name not in resting)
     return [d for d in narrowed if d is not None]
 
 
