@@ -35,6 +35,7 @@ from course_utils.backend.local.app import (
     parse_declaration,
     answered_functions,
     callable_now,
+    failing_functions,
     none_of,
     unmade_choices,
     unrepeated,
@@ -444,6 +445,21 @@ def test_a_function_whose_latest_call_succeeded_is_not_offered_next() -> None:
     errored = _after(friday)
     errored[-1]["parts"][0]["functionResponse"]["response"] = {"error": "timeout"}
     assert answered_functions(errored) == set()
+
+
+def test_a_function_that_failed_twice_in_a_row_is_not_offered_next() -> None:
+    declarations = [parse_declaration(LOAD), parse_declaration(CALENDAR_REQUIRED)]
+    closed = {"result": "Error: the bakery is closed on that day."}
+    once = _after(("check_calendar", {"day": "Monday", "line": "regular"}))
+    once[-1]["parts"][0]["functionResponse"]["response"] = closed
+    twice = _after(("check_calendar", {"day": "Monday", "line": "regular"}),
+                   ("check_calendar", {"day": "Sunday", "line": "regular"}))
+    for turn in (1, 3):
+        twice[turn + 1]["parts"][0]["functionResponse"]["response"] = closed
+    assert failing_functions(once) == set() and failing_functions(twice) == {"check_calendar"}
+    assert [d.name for d in callable_now(declarations, twice)] == ["load_skill"]
+    recovered = twice + _after(("check_calendar", {"day": "Friday", "line": "regular"}))[1:]
+    assert failing_functions(recovered) == set()  # the latest result succeeded: no longer failing
 
 
 def test_after_a_successful_call_the_grammar_leaves_text_but_the_prompt_is_unchanged() -> None:

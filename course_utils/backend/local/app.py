@@ -15,8 +15,8 @@ Some things serve later turns of a tool loop only, so a first-turn decision (les
 untouched: a one-string tool result is shown as plain text, not escaped JSON (``response_text``);
 and the grammar narrows what the answer may call (``callable_now``): a selection already made
 (``load_skill`` called once) is not accepted again, nor a call already made with the same
-arguments, nor, in the next turn, a function whose latest call succeeded. The prompt still shows
-every declaration. Each was chosen on lesson 04's development requests.
+arguments, nor, in the next turn, a function whose latest call succeeded or whose last two calls
+failed. The prompt still shows every declaration. Each was chosen on lesson 04's development requests.
 """
 
 from __future__ import annotations
