@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import httpx
+import jsonschema
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from google import genai
 from google.genai import errors, types
 
@@ -29,7 +33,12 @@ from course_utils.backend.local.app import (
     gemini_schema_to_json_schema,
     get_app,
     parse_declaration,
+    answered_functions,
+    callable_now,
+    failing_functions,
+    none_of,
     unmade_choices,
+    unrepeated,
 )
 from course_utils.backend.local.embed import strip_task_prefix
 from course_utils.backend.local.llm import Completion, ContextOverflow, default_llm_name, get_llm
@@ -395,6 +404,71 @@ def test_the_grammar_drops_a_made_selection_but_the_prompt_still_shows_it() -> N
     assert first.messages[0] == later.messages[0]  # same system message: the cached prefix is reused
     forced = build_prompt({**request, "toolConfig": {"functionCallingConfig": {"mode": "ANY"}}})
     assert "load_skill" in forced.grammar  # mode ANY must call something: the declarations stay
+
+
+CALENDAR_REQUIRED = {**CALENDAR, "parameters": {**CALENDAR["parameters"], "required": ["day", "line"]}}
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.text(alphabet="ab- .", max_size=4), max_size=4), text=st.text(alphabet="ab- .", max_size=5))
+def test_none_of_matches_what_differs_from_every_value_and_is_not_padded(values: list[str], text: str) -> None:
+    expected = bool(text) and text == text.strip() and text not in {v.strip() for v in values}
+    assert bool(re.fullmatch(none_of(values), text, re.DOTALL)) == expected
+
+
+def test_a_call_already_made_is_not_accepted_again_with_the_same_arguments() -> None:
+    calendar = parse_declaration(CALENDAR_REQUIRED)
+    narrowed = unrepeated(calendar, [{"day": "2026-12-10", "line": "regular"}])
+    accepts = jsonschema.Draft202012Validator(narrowed.parameters).is_valid
+    assert not accepts({"day": "2026-12-10", "line": "regular"})
+    assert not accepts({"day": "2026-12-10 ", "line": "regular"})  # a space added is the same call
+    assert accepts({"day": "2026-12-11", "line": "regular"}) and accepts({"day": "2026-12-10", "line": "nut-free"})
+    assert not accepts({"day": "2026-12-11", "line": "gluten-free"})  # the declaration's enum still holds
+    assert unrepeated(calendar, []) is calendar  # nothing made yet: unchanged
+    assert unrepeated(parse_declaration(CALENDAR), [{"day": "x", "line": "regular"}]).parameters \
+        == parse_declaration(CALENDAR).parameters  # optional arguments: left to the tools to refuse
+    load = parse_declaration(LOAD)
+    assert unrepeated(load, [{"name": n} for n in ("cake", "hours", "allergens")]) is None  # nothing left to call
+
+
+def test_a_function_whose_latest_call_succeeded_is_not_offered_next() -> None:
+    declarations = [parse_declaration(LOAD), parse_declaration(CALENDAR_REQUIRED)]
+    friday = ("check_calendar", {"day": "Friday", "line": "regular"})
+    assert callable_now(declarations, _after()) == declarations  # a first turn gets every declaration as sent
+    assert answered_functions(_after(friday)) == {"check_calendar"}
+    assert [d.name for d in callable_now(declarations, _after(friday))] == ["load_skill"]
+    failed = _after(friday)
+    failed[-1]["parts"][0]["functionResponse"]["response"] = {"result": "Error: the bakery is closed on that day."}
+    assert answered_functions(failed) == set()
+    (again,) = [d for d in callable_now(declarations, failed) if d.name == "check_calendar"]
+    assert not jsonschema.Draft202012Validator(again.parameters).is_valid(friday[1])  # retried, not repeated
+    errored = _after(friday)
+    errored[-1]["parts"][0]["functionResponse"]["response"] = {"error": "timeout"}
+    assert answered_functions(errored) == set()
+
+
+def test_a_function_that_failed_twice_in_a_row_is_not_offered_next() -> None:
+    declarations = [parse_declaration(LOAD), parse_declaration(CALENDAR_REQUIRED)]
+    closed = {"result": "Error: the bakery is closed on that day."}
+    once = _after(("check_calendar", {"day": "Monday", "line": "regular"}))
+    once[-1]["parts"][0]["functionResponse"]["response"] = closed
+    twice = _after(("check_calendar", {"day": "Monday", "line": "regular"}),
+                   ("check_calendar", {"day": "Sunday", "line": "regular"}))
+    for turn in (1, 3):
+        twice[turn + 1]["parts"][0]["functionResponse"]["response"] = closed
+    assert failing_functions(once) == set() and failing_functions(twice) == {"check_calendar"}
+    assert [d.name for d in callable_now(declarations, twice)] == ["load_skill"]
+    recovered = twice + _after(("check_calendar", {"day": "Friday", "line": "regular"}))[1:]
+    assert failing_functions(recovered) == set()  # the latest result succeeded: no longer failing
+
+
+def test_after_a_successful_call_the_grammar_leaves_text_but_the_prompt_is_unchanged() -> None:
+    request = {"tools": [{"functionDeclarations": [CALENDAR_REQUIRED]}],
+               "contents": _after(("check_calendar", {"day": "Friday", "line": "regular"}))}
+    first = build_prompt({**request, "contents": request["contents"][:1]})
+    later = build_prompt(request)
+    assert "check_calendar" in first.grammar and "check_calendar" not in later.grammar and '"text"' in later.grammar
+    assert first.messages[0] == later.messages[0]
 
 
 # ----------------------------------------------------------------- make_client
