@@ -33,6 +33,9 @@ from course_utils.backend.local.app import (
     gemini_schema_to_json_schema,
     get_app,
     parse_declaration,
+)
+from course_utils.backend.local.embed import strip_task_prefix
+from course_utils.backend.local.guards import (
     answered_functions,
     callable_now,
     failing_functions,
@@ -40,7 +43,6 @@ from course_utils.backend.local.app import (
     unmade_choices,
     unrepeated,
 )
-from course_utils.backend.local.embed import strip_task_prefix
 from course_utils.backend.local.llm import Completion, ContextOverflow, default_llm_name, get_llm
 from course_utils.backend.local.models import MODELS
 
