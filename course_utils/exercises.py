@@ -93,7 +93,7 @@ def scripted_world(cases: Sequence[ScriptedCase] = CHECK_CASES) -> tuple[Scripte
                               lambda query, offered, functions: choices.get(query) if choices.get(query) in offered else None)
     client = backend.client()
     loader = SkillLoader(CHECK_SKILLS)
-    return backend, client, loader, SimilaritySelector(client, loader, threshold=0.5, cache=False)
+    return backend, client, loader, SimilaritySelector(client, loader, cache=False)  # the stand-in's default threshold
 
 
 # ----------------------------------------------------------------- results and hints

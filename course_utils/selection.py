@@ -35,7 +35,7 @@ DEFAULT_THRESHOLDS = {"local": 0.16, "gemini": 0.6, "scripted": 0.5}
 local: fitted on the development sets (data/dev/, EN + FR pooled, 90 queries) with
 `thresholds.best_threshold` on multilingual USE v3 scores: 0.156, dev accuracy 0.711 (2026-11-30).
 gemini: a placeholder, fitted on no data (no key on the machine that fitted the local one).
-scripted: the stand-in of `course_utils.scripted`, whose cosines a script writes: 0.5, the checker's own."""
+scripted: the stand-in of `course_utils.scripted`, whose cosines a script writes: 0.5 (the exercise checker uses it)."""
 EMBED_BATCH = 100
 """The most texts one `batchEmbedContents` request carries on Gemini."""
 
