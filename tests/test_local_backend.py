@@ -431,6 +431,9 @@ def test_a_call_already_made_is_not_accepted_again_with_the_same_arguments() -> 
         == parse_declaration(CALENDAR).parameters  # optional arguments: left to the tools to refuse
     load = parse_declaration(LOAD)
     assert unrepeated(load, [{"name": n} for n in ("cake", "hours", "allergens")]) is None  # nothing left to call
+    dated = parse_declaration({**CALENDAR_REQUIRED, "parameters": {**CALENDAR_REQUIRED["parameters"], "properties": {
+        **CALENDAR["parameters"]["properties"], "day": {"type": "STRING", "pattern": "^[0-9-]+$"}}}})
+    assert unrepeated(dated, [{"day": "2026-12-10", "line": "regular"}]) is dated  # its own pattern is never replaced
 
 
 def test_a_function_whose_latest_call_succeeded_is_not_offered_next() -> None:

@@ -89,18 +89,19 @@ def unrepeated(declaration: Declaration, made: list[Json]) -> Declaration | None
 
     A call's result is already in the conversation: repeating it adds nothing, and small models that
     are told so in words still repeat it (lesson 03). When every argument is required and is either a
-    listed value or a free string (at most one), the grammar gets one alternative per combination of
-    listed values, whose free string excludes the values already called with it; a combination whose
-    only call was made is dropped, and a function with nothing left to call is dropped (None). Any
-    other shape is returned unchanged (the tools still refuse a repeat in words).
+    listed value or a free string without a pattern of its own (at most one), the grammar gets one
+    alternative per combination of listed values, whose free string excludes the values already called
+    with it; a combination whose only call was made is dropped, and a function with nothing left to call
+    is dropped (None). Any other shape is returned unchanged (the tools still refuse a repeat in words).
     """
     properties = declaration.parameters.get("properties") or {}
     if not made or set(declaration.parameters.get("required") or []) != set(properties):
         return declaration
     listed = {name: values for name, sub in properties.items() if (values := _listed_values(sub)) is not None}
     free = [name for name in properties if name not in listed]
-    if len(free) > 1 or any(properties[name].get("type") != "string" for name in free):
-        return declaration
+    if len(free) > 1 or any(properties[name].get("type") != "string" or "pattern" in properties[name]
+                            for name in free):
+        return declaration  # a string's own pattern is kept whole: one pattern cannot hold it and the exclusion
     combinations: list[dict[str, Any]] = [{}]
     for name, values in listed.items():
         combinations = [{**combo, name: value} for combo in combinations for value in values]
