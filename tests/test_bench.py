@@ -32,6 +32,7 @@ def test_bench_json_carries_topk_10000_ms_and_the_machine(monkeypatch, tmp_path)
     monkeypatch.setattr(course_utils.backend.client, "make_client", lambda *a, **kw: SimpleNamespace())
     monkeypatch.setattr(course_utils.backend.client, "backend_of",
                         lambda client: SimpleNamespace(generation_label=lambda: "stub"))
+    monkeypatch.setattr(commands, "cold_decisions", lambda *a: {"cold_decision_s": 40.0})
     monkeypatch.setattr(commands, "bench_decisions", lambda *a: {"decision_p50_s": 1.0})
     monkeypatch.setattr(commands, "bench_hybrid", lambda *a: {"hybrid_decision_p50_s": 1.0})
     monkeypatch.setattr(commands, "bench_embeddings", lambda *a: {"embed_1000_s": 1.0})

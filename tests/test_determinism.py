@@ -3,11 +3,13 @@
 llama.cpp reuses the KV cache of the previous prompt, and a token's values depend on the batch it
 was computed in; `course_utils.backend.local.llm` computes every prompt in pieces cut at checkpoints that
 depend on the text alone (see its docstring). These tests check the rendering and the checkpoints
-without a model, and the decisions with the real model: forward, reversed, and in a fresh process.
+without a model, and the decisions with the real model: forward, reversed, and in fresh processes that
+compute the catalog or restore it from disk.
 """
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -59,25 +61,51 @@ def _decide(client, loader, queries):
     return [(d.skill, d.prompt_tokens, d.error) for d in (pick_by_model(client, loader, q) for q in queries)]
 
 
+FRESH_PROCESS = """
+import json, sys
+from course_utils.backend.client import make_client
+from course_utils.backend.local.llm import get_llm
+from course_utils.selection import pick_by_model
+from course_utils.skills import SkillLoader
+
+llm, computed = get_llm(), []
+complete = llm._complete
+llm._complete = lambda request: computed.append(complete(request)) or computed[-1]
+client, loader = make_client("local", verbose=False), SkillLoader.from_root(sys.argv[1])
+decisions = [(d.skill, d.prompt_tokens, d.error) for d in (pick_by_model(client, loader, q) for q in json.loads(sys.argv[2]))]
+print(json.dumps({"decisions": decisions, "computed_tokens": sum(r["timings"]["prompt_n"] for r in computed)}))
+"""
+
+
+def _fresh_process(queries: list[str], prefix_folder) -> dict:
+    """Decide `queries` in a new Python process whose saved prompt prefixes live in `prefix_folder`."""
+    from course_utils.backend.local.prefixes import PREFIX_DIR_ENV
+
+    run = subprocess.run([sys.executable, "-c", FRESH_PROCESS, str(SKILLS_DIR / "workplace"), json.dumps(queries)],
+                         capture_output=True, text=True, timeout=600, check=True,
+                         env={**os.environ, PREFIX_DIR_ENV: str(prefix_folder)})
+    return json.loads(run.stdout.splitlines()[-1])
+
+
 @pytest.mark.model
-def test_queries_decide_the_same_forward_reversed_and_in_a_fresh_process(local_client, workplace):
+def test_queries_decide_the_same_forward_reversed_and_in_fresh_processes(local_client, workplace, tmp_path):
     """Every third query of the English test set (10 of 30, triggers and declines): forward, reversed, and
-    three of them in a fresh process (its cold prompt is most of the test's time)."""
+    three of them in two fresh processes: the first computes the catalog (its cold prompt is most of the
+    test's time) and saves it, the second restores it from disk (`backend.local.prefixes`)."""
     loader, queries = workplace
     queries = queries[::3]
     forward = _decide(local_client, loader, queries)
     backward = _decide(local_client, loader, queries[::-1])[::-1]
     assert forward == backward
-    script = ("import json, sys; from course_utils.backend.client import make_client; from course_utils.skills import SkillLoader; "
-              "from course_utils.selection import pick_by_model; c = make_client('local', verbose=False); "
-              "l = SkillLoader.from_root(sys.argv[1]); "
-              "print(json.dumps([(d.skill, d.prompt_tokens, d.error) for d in "
-              "(pick_by_model(c, l, q) for q in json.loads(sys.argv[2]))]))")
-    picked = (6, 1, 9)  # a fresh process, starting with a query from the middle
-    sample = [queries[i] for i in picked]
-    fresh = subprocess.run([sys.executable, "-c", script, str(SKILLS_DIR / "workplace"), json.dumps(sample)],
-                           capture_output=True, text=True, timeout=600, check=True)
-    assert [tuple(d) for d in json.loads(fresh.stdout.splitlines()[-1])] == [forward[i] for i in picked]
+    picked = (6, 1, 9)  # fresh processes, starting with a query from the middle
+    sample, expected = [queries[i] for i in picked], [list(forward[i]) for i in picked]
+    computing = _fresh_process(sample, tmp_path)
+    assert computing["decisions"] == expected
+    assert computing["computed_tokens"] > expected[0][1]  # the whole first prompt, and more
+    assert len(list(tmp_path.glob("*.kv"))) == 1  # the catalog, saved on its second use
+    restoring = _fresh_process(sample, tmp_path)
+    assert restoring["decisions"] == expected
+    assert restoring["computed_tokens"] < expected[0][1] // 4  # the catalog was restored, not computed
 
 
 @pytest.mark.model

@@ -11,7 +11,9 @@ import os
 import platform
 import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -46,17 +48,49 @@ def time_decisions(decide: Callable[[str], Any], queries: list[str], name: str) 
 
 
 def bench_decisions(client, loader, queries: list[str]) -> dict[str, Any]:
-    """The course's own first-turn decisions (`pick_by_model`, full catalog): one cold, then warm ones."""
+    """The course's own first-turn decisions (`pick_by_model`, full catalog): warm ones, after one untimed."""
     from course_utils.selection import pick_by_model
 
-    start = time.perf_counter()
-    cold = pick_by_model(client, loader, queries[0])
-    cold_seconds = time.perf_counter() - start
+    first = pick_by_model(client, loader, queries[0])  # computes or restores the catalog: timed by cold_decisions
     seconds = time_decisions(lambda q: pick_by_model(client, loader, q), queries, "model")
-    return {"catalog_skills": len(loader.skills), "queries": len(queries),
-            "prompt_tokens": cold.prompt_tokens, "cold_decision_s": round(cold_seconds, 3),
+    return {"catalog_skills": len(loader.skills), "queries": len(queries), "prompt_tokens": first.prompt_tokens,
             "decision_p50_s": round(statistics.median(seconds), 3),
             "decision_p95_s": round(_percentile(seconds, 0.95), 3)}
+
+
+FIRST_DECISION = """
+import json, sys, time
+from course_utils.backend.client import make_client
+from course_utils.backend.local.llm import get_llm
+from course_utils.selection import pick_by_model
+from course_utils.skills import SkillLoader
+
+model, root, queries = sys.argv[1] or None, sys.argv[2], json.loads(sys.argv[3])
+get_llm(model)
+client, loader = make_client("local", local_model=model, verbose=False), SkillLoader.from_root(root)
+start = time.perf_counter()
+pick_by_model(client, loader, queries[0])
+seconds = time.perf_counter() - start
+pick_by_model(client, loader, queries[1])  # a second use of the catalog: it is saved now
+print(json.dumps({"first_decision_s": seconds}))
+"""
+
+
+def cold_decisions(root: Path, model: str | None, queries: list[str]) -> dict[str, Any]:
+    """The first decision of a fresh process (model loaded, not timed): the catalog computed, with no saved
+    prompt prefix, then restored from the one the first process saved (``backend.local.prefixes``)."""
+    from course_utils.backend.local.prefixes import PREFIX_DIR_ENV
+
+    def first_decision(folder: str) -> float:
+        run = subprocess.run([sys.executable, "-c", FIRST_DECISION, model or "", str(root / "skills" / "workplace"),
+                              json.dumps(queries[:2])], capture_output=True, text=True, check=True,
+                             env={**os.environ, PREFIX_DIR_ENV: folder})
+        return json.loads(run.stdout.splitlines()[-1])["first_decision_s"]
+
+    with tempfile.TemporaryDirectory() as folder:
+        computed = first_decision(folder)
+        restored = first_decision(folder)
+    return {"cold_decision_s": round(computed, 3), "cold_decision_saved_prefix_s": round(restored, 3)}
 
 
 def bench_hybrid(client, loader, queries: list[str], k: int = 3) -> dict[str, Any]:
@@ -109,7 +143,7 @@ def topk_ms(rows: int = 10_000, dimension: int | None = None, k: int = 10, queri
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    """``bench``: load time, decision latency (model and hybrid), embedding speed, top-k speed, peak memory."""
+    """``bench``: load time, decision latency (cold, warm, hybrid), embedding speed, top-k speed, peak memory."""
     from course_utils.backend.client import backend_of, make_client
     from course_utils.backend.local.embed import embed
     from course_utils.backend.local.llm import get_llm
@@ -133,6 +167,7 @@ def run_bench(args: argparse.Namespace) -> int:
     results["embedder_load_s"] = round(time.perf_counter() - start, 3)
     client = make_client("local", local_model=args.model, verbose=False)
     results["llm"] = backend_of(client).generation_label()
+    results |= cold_decisions(root, args.model, queries)
     results |= bench_decisions(client, loader, queries)
     results |= bench_hybrid(client, loader, queries)
     results |= bench_embeddings(client, loader)

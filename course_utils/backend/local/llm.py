@@ -13,19 +13,25 @@ message. Each piece between two checkpoints is computed as one batch that starts
 checkpoint (followed by a sentinel token, which the next piece overwrites), and the final request
 only computes the assistant header and the answer. Every token is therefore computed the same way
 for the same text, while the shared prefix (the system instruction and catalog) is still computed
-once per process and reused.
+once per process and reused — and, saved on disk once a process has reused it, restored instead of
+computed by the next processes (``prefixes``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
+import urllib.error
+import urllib.request
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from course_utils.backend.local.models import DEFAULT_MODEL, get_spec, require_model
+from course_utils.backend.local.prefixes import MIN_PREFIX_CHARS, PrefixFolder, prefix_dir, prefix_name
 
 LLM_ENV = "COURSE_LOCAL_LLM"
 CONTEXT_TOKENS = 8192
@@ -140,10 +146,25 @@ class LocalLLM:
         self.name = name
         self.context = context
         self.path = require_model(name)
+        self._build = getattr(xllamacpp, "__version__", "unknown")
+        self._prefixes = self._prefix_folder()
         self._server = xllamacpp.Server(self._params(xllamacpp))
         self._lock = threading.Lock()
         self._pieces: list[str] = []  # the checkpoint prefixes the KV cache holds (see _prefill)
         self._dirty = False  # the cache holds tokens past the last piece (an answer)
+        self._used: set[str] = set()  # names of the system-message prefixes this process has computed
+
+    @staticmethod
+    def _prefix_folder() -> PrefixFolder | None:
+        folder = prefix_dir()
+        if folder is None:
+            return None
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            warnings.warn(f"Saved prompt prefixes are off: cannot create {folder} ({error}).", stacklevel=3)
+            return None
+        return PrefixFolder(folder)
 
     def _params(self, xllamacpp) -> Any:
         params = xllamacpp.CommonParams()
@@ -157,6 +178,8 @@ class LocalLLM:
         params.sampling.temp = 0.0
         params.warmup = False
         params.verbosity = -1  # llama.cpp logs nothing
+        if self._prefixes is not None:
+            params.slot_save_path = str(self._prefixes.folder) + os.sep  # llama.cpp appends the file name
         return params
 
     def chat(self, messages: Sequence[Message], *, grammar: str | None = None,
@@ -222,19 +245,73 @@ class LocalLLM:
         common ones are kept; if the cache holds anything past them (the previous answer, or
         another prompt's pieces), a sentinel at the last common checkpoint cuts it off (or, with
         nothing in common, a lone sentinel empties the cache); then each missing piece is computed.
+        The first message's pieces are restored from disk instead when they were saved (``prefixes``),
+        and saved when the cache ends exactly at them for the second time in this process.
         """
         checkpoints = [text[:cut] for cut in cuts]
         kept = 0
         while (kept < len(checkpoints) and kept < len(self._pieces)
                and self._pieces[kept] == checkpoints[kept]):
             kept += 1
+        head = next((i + 1 for i, checkpoint in enumerate(checkpoints) if checkpoint.endswith("<|im_end|>\n")), 0)
+        name = self._prefix_name(checkpoints[:head])
+        if name and kept < head and self._restore(name):
+            self._pieces, self._dirty, kept = checkpoints[:head], False, head
         if self._dirty or kept < len(self._pieces):
             self._pieces = self._pieces[:kept]
             self._compute((checkpoints[kept - 1] if kept else "") + SENTINEL)
             self._dirty = False
-        for checkpoint in checkpoints[kept:]:
-            self._compute(checkpoint + SENTINEL)
-            self._pieces.append(checkpoint)
+            if kept == head:
+                self._at_head(name)
+        for index in range(kept, len(checkpoints)):
+            self._compute(checkpoints[index] + SENTINEL)
+            self._pieces.append(checkpoints[index])
+            if index + 1 == head:
+                self._at_head(name)
+
+    def _prefix_name(self, checkpoints: Sequence[str]) -> str | None:
+        """The saved-prefix file name of the first message's pieces, or None if not worth saving."""
+        if self._prefixes is None or not checkpoints or len(checkpoints[-1]) < MIN_PREFIX_CHARS:
+            return None
+        return prefix_name(get_spec(self.name).sha256, self._build, self.context, checkpoints)
+
+    def _at_head(self, name: str | None) -> None:
+        """The cache ends at the first message: save it if this process has been here before."""
+        if name is None:
+            return
+        if name in self._used and not self._prefixes.has(name):
+            temporary = self._prefixes.temporary(name)
+            if self._slot("save", temporary):
+                self._prefixes.publish(temporary, name)
+            else:
+                self._prefixes.forget(temporary)
+        self._used.add(name)
+
+    def _restore(self, name: str) -> bool:
+        """Restore a saved first message into the cache; a file llama.cpp refuses is deleted."""
+        if not self._prefixes.has(name):
+            return False
+        if self._slot("restore", name):
+            self._used.add(name)
+            return True
+        self._prefixes.forget(name)
+        self._pieces, self._dirty = [], True  # whatever the failed restore left is emptied next
+        return False
+
+    def _slot(self, action: str, filename: str) -> bool:
+        """Ask llama.cpp's server to save or restore slot 0's KV cache (the in-process API has no call for it)."""
+        address = self._server.listening_address
+        if not address:
+            return False
+        request = urllib.request.Request(f"{address}/slots/0?action={action}", method="POST",
+                                         data=json.dumps({"filename": filename}).encode(),
+                                         headers={"Content-Type": "application/json"})
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
+        try:
+            with opener.open(request, timeout=120) as response:
+                return response.status == 200
+        except (urllib.error.URLError, OSError, ValueError):
+            return False
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
         """The prompt tokens of these messages, counted by the model's own tokenizer, none computed."""

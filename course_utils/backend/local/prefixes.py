@@ -1,0 +1,102 @@
+"""Saved prompt prefixes: the computed KV cache of a system message, kept on disk between processes.
+
+Every new process that asks the local model a question first computes the whole system message (the
+instructions and the skill catalog): about 1,400 tokens and 40 s on a 2-core CPU. llama.cpp can save a
+slot's KV cache to a file and restore it (its server's ``/slots/0?action=save|restore``), so the second
+process onwards restores the system message in well under a second instead.
+
+A saved file holds exactly the state ``LocalLLM._prefill`` leaves after the system message's last
+checkpoint (module docstring of ``llm``): the same tokens, computed in the same pieces, so a restored
+prefix decodes exactly as a computed one (``tests/test_determinism.py`` checks it in fresh processes).
+The file name is a hash of everything that fixes those values: the model file's sha256, the llama.cpp
+build, the context size and the checkpoint texts. A prefix is saved the second time a process uses it,
+so a system message asked once (a hybrid shortlist) is not written. The folder keeps the most recently
+used ``KEEP`` files, each beside a record of its size and sha256: llama.cpp aborts the whole process on
+a truncated file, so a file that does not match its record is deleted, never restored. The folder is
+``~/.cache/who-picks-the-skill/prefixes`` unless ``COURSE_PREFIX_DIR`` names another, and
+``COURSE_PREFIX_DIR=off`` turns saving and restoring off.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+PREFIX_DIR_ENV = "COURSE_PREFIX_DIR"
+DEFAULT_PREFIX_DIR = Path.home() / ".cache" / "who-picks-the-skill" / "prefixes"
+KEEP = 6
+"""Files kept: the course's catalogs (workplace, the bakery's three modes) fit; each is ~28 KB per token."""
+SUFFIX = ".kv"
+MIN_PREFIX_CHARS = 2000
+"""A shorter system message computes in a few seconds: not worth a file."""
+
+
+def prefix_dir() -> Path | None:
+    """The folder of saved prefixes, or None when ``COURSE_PREFIX_DIR=off``."""
+    value = os.environ.get(PREFIX_DIR_ENV)
+    if value == "off":
+        return None
+    return Path(value) if value else DEFAULT_PREFIX_DIR
+
+
+def prefix_name(model_sha256: str, build: str, context: int, checkpoints: Sequence[str]) -> str:
+    """The file name of a prefix: a hash of the model, the llama.cpp build, the context and the pieces."""
+    identity = json.dumps([model_sha256, build, context, list(checkpoints)], ensure_ascii=False)
+    return hashlib.sha256(identity.encode("utf-8")).hexdigest()[:40] + SUFFIX
+
+
+class PrefixFolder:
+    """The saved prefixes in one folder: which exist whole, which to forget."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def has(self, name: str) -> bool:
+        """True when a prefix of that name is saved whole (it matches its record); marks it as just used.
+
+        A file that does not match its record (cut short, changed) is deleted.
+        """
+        path, record = self.folder / name, self._record(name)
+        try:
+            expected = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        if not (path.is_file() and expected == _fingerprint(path)):
+            self.forget(name)
+            return False
+        os.utime(path)
+        return True
+
+    def temporary(self, name: str) -> str:
+        """A name to save under before the file is published with `publish`."""
+        return f"{name}.{os.getpid()}.part"
+
+    def publish(self, temporary: str, name: str) -> None:
+        """Record a freshly saved file's fingerprint, rename it into place (atomic), keep the `KEEP` newest."""
+        part = self.folder / temporary
+        record = self.folder / f"{temporary}.json"
+        record.write_text(json.dumps(_fingerprint(part)), encoding="utf-8")
+        os.replace(record, self._record(name))
+        os.replace(part, self.folder / name)
+        saved = sorted(self.folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for stale in saved[KEEP:]:
+            self.forget(stale.name)
+
+    def forget(self, name: str) -> None:
+        """Remove a saved file and its record (damaged, refused by llama.cpp, or a save that failed)."""
+        (self.folder / name).unlink(missing_ok=True)
+        self._record(name).unlink(missing_ok=True)
+
+    def _record(self, name: str) -> Path:
+        return self.folder / f"{name}.json"
+
+
+def _fingerprint(path: Path) -> dict[str, object]:
+    """A file's size and sha256."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"bytes": path.stat().st_size, "sha256": digest.hexdigest()}

@@ -1,0 +1,134 @@
+"""Saved prompt prefixes (`course_utils.backend.local.prefixes`), and when `LocalLLM` saves and restores them.
+
+Model-free: `LocalLLM`'s llama.cpp calls are replaced by fakes that record what would be computed, saved
+and restored. `tests/test_determinism.py` checks with the real model that a restored prefix decodes
+exactly as a computed one.
+"""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from course_utils.backend.local import prefixes
+from course_utils.backend.local.llm import SENTINEL, LocalLLM, render_chatml
+from course_utils.backend.local.models import DEFAULT_MODEL
+from course_utils.backend.local.prefixes import KEEP, PrefixFolder, prefix_dir, prefix_name
+
+SYSTEM = "You pick skills.\n\n" + "- a-skill: does a thing\n" * 120  # longer than MIN_PREFIX_CHARS
+
+
+class FakeServerLLM(LocalLLM):
+    """A LocalLLM whose llama.cpp is fake: `computed` lists the prompts computed, `slots` the save/restore calls."""
+
+    def __init__(self, folder: PrefixFolder | None, refuse_restore: bool = False) -> None:
+        self.name, self.context, self._build = DEFAULT_MODEL, 8192, "test-build"
+        self._prefixes, self._lock = folder, threading.Lock()
+        self._pieces, self._dirty, self._used = [], False, set()
+        self.computed: list[str] = []
+        self.slots: list[tuple[str, str]] = []
+        self.refuse_restore = refuse_restore
+
+    def _compute(self, prompt: str) -> None:
+        self.computed.append(prompt)
+
+    def _slot(self, action: str, filename: str) -> bool:
+        self.slots.append((action, filename))
+        if action == "save":
+            (self._prefixes.folder / filename).write_bytes(b"kv of " + filename.encode())
+            return True
+        return not self.refuse_restore
+
+    def ask(self, query: str) -> None:
+        text, cuts = render_chatml([{"role": "system", "content": SYSTEM}, {"role": "user", "content": query}])
+        self._prefill(text, cuts)
+        self._dirty = True  # the answer
+
+
+def system_computed(llm: FakeServerLLM) -> bool:
+    """Some piece of the system message was computed (not restored)."""
+    return any("<|im_start|>user" not in prompt and prompt != SENTINEL for prompt in llm.computed)
+
+
+def saved_files(folder):
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_a_prefix_is_saved_the_second_time_a_process_uses_it_and_restored_by_the_next(tmp_path):
+    first = FakeServerLLM(PrefixFolder(tmp_path))
+    first.ask("draft my OKRs")
+    assert system_computed(first) and saved_files(tmp_path) == []  # used once: nothing written
+    first.ask("profile this CSV")
+    assert [action for action, _ in first.slots] == ["save"]
+    name = first.slots[0][1].rsplit(".", 2)[0]  # saved as <name>.<pid>.part, then renamed
+    assert saved_files(tmp_path) == [name, f"{name}.json"]
+
+    fresh = FakeServerLLM(PrefixFolder(tmp_path))
+    fresh.ask("what is the capital of Australia?")
+    assert fresh.slots == [("restore", name)]
+    assert not system_computed(fresh)  # only the query's pieces were computed
+    assert all("<|im_start|>user" in prompt for prompt in fresh.computed)
+
+
+def test_a_damaged_file_is_deleted_and_the_prefix_computed(tmp_path):
+    first = FakeServerLLM(PrefixFolder(tmp_path))
+    first.ask("one")
+    first.ask("two")
+    name = next(p.name for p in tmp_path.glob("*.kv"))
+    (tmp_path / name).write_bytes(b"cut sho")  # does not match its record
+
+    fresh = FakeServerLLM(PrefixFolder(tmp_path))
+    fresh.ask("three")
+    assert fresh.slots == [] and system_computed(fresh)  # never handed to llama.cpp
+    assert saved_files(tmp_path) == []
+
+
+def test_a_file_llama_cpp_refuses_is_deleted_and_the_cache_emptied_before_computing(tmp_path):
+    first = FakeServerLLM(PrefixFolder(tmp_path))
+    first.ask("one")
+    first.ask("two")
+    fresh = FakeServerLLM(PrefixFolder(tmp_path), refuse_restore=True)
+    fresh.ask("three")
+    assert fresh.slots[0][0] == "restore"
+    assert fresh.computed[0] == SENTINEL  # whatever the failed restore left is emptied first
+    assert system_computed(fresh)
+    assert not list(tmp_path.glob("*.kv"))
+
+
+def test_a_short_system_message_is_never_saved(tmp_path):
+    llm = FakeServerLLM(PrefixFolder(tmp_path))
+    for query in ("one", "two", "three"):
+        text, cuts = render_chatml([{"role": "system", "content": "Be brief."}, {"role": "user", "content": query}])
+        llm._prefill(text, cuts)
+        llm._dirty = True
+    assert llm.slots == [] and saved_files(tmp_path) == []
+
+
+def test_the_folder_keeps_the_most_recently_used_files(tmp_path):
+    folder = PrefixFolder(tmp_path)
+    names = [prefix_name("sha", "build", 8192, [f"catalog {i}"]) for i in range(KEEP + 2)]
+    for index, name in enumerate(names):
+        part = folder.temporary(name)
+        (tmp_path / part).write_bytes(b"x" * index)
+        folder.publish(part, name)
+        if index == 0:
+            first = name
+        assert folder.has(first)  # used again after each save: kept
+    kept = {p.name for p in tmp_path.glob("*.kv")}
+    assert len(kept) == KEEP and first in kept and names[-1] in kept
+    assert not list(tmp_path.glob("*.part*"))
+
+
+def test_the_name_depends_on_model_build_context_and_every_piece():
+    base = prefix_name("sha", "build", 8192, ["a", "ab"])
+    assert base.endswith(prefixes.SUFFIX) and "/" not in base
+    assert len({base, prefix_name("sha2", "build", 8192, ["a", "ab"]), prefix_name("sha", "build2", 8192, ["a", "ab"]),
+                prefix_name("sha", "build", 4096, ["a", "ab"]), prefix_name("sha", "build", 8192, ["ab"])}) == 5
+
+
+@pytest.mark.parametrize(("value", "expected"), [("off", None), ("/somewhere/else", "/somewhere/else")])
+def test_the_folder_is_set_or_turned_off_by_the_environment(monkeypatch, value, expected):
+    monkeypatch.setenv(prefixes.PREFIX_DIR_ENV, value)
+    assert (None if prefix_dir() is None else str(prefix_dir())) == expected
+    monkeypatch.delenv(prefixes.PREFIX_DIR_ENV)
+    assert prefix_dir() == prefixes.DEFAULT_PREFIX_DIR
