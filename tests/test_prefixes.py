@@ -13,7 +13,7 @@ import pytest
 from course_utils.backend.local import prefixes
 from course_utils.backend.local.llm import SENTINEL, LocalLLM, render_chatml
 from course_utils.backend.local.models import DEFAULT_MODEL
-from course_utils.backend.local.prefixes import KEEP, PrefixFolder, prefix_dir, prefix_name
+from course_utils.backend.local.prefixes import PrefixFolder, prefix_dir, prefix_name
 
 SYSTEM = "You pick skills.\n\n" + "- a-skill: does a thing\n" * 120  # longer than MIN_PREFIX_CHARS
 
@@ -104,19 +104,20 @@ def test_a_short_system_message_is_never_saved(tmp_path):
     assert llm.slots == [] and saved_files(tmp_path) == []
 
 
-def test_the_folder_keeps_the_most_recently_used_files(tmp_path):
+def test_the_folder_keeps_the_most_recently_used_files_within_its_budget(tmp_path, monkeypatch):
+    monkeypatch.setattr(prefixes, "KEEP_BYTES", 100)
     folder = PrefixFolder(tmp_path)
-    names = [prefix_name("sha", "build", 8192, [f"catalog {i}"]) for i in range(KEEP + 2)]
+    names = [prefix_name("sha", "build", 8192, [f"catalog {i}"]) for i in range(6)]
     for index, name in enumerate(names):
         part = folder.temporary(name)
-        (tmp_path / part).write_bytes(b"x" * index)
+        (tmp_path / part).write_bytes(b"x" * 30)
         folder.publish(part, name)
-        if index == 0:
-            first = name
-        assert folder.has(first)  # used again after each save: kept
-    kept = {p.name for p in tmp_path.glob("*.kv")}
-    assert len(kept) == KEEP and first in kept and names[-1] in kept
+        assert folder.has(names[0])  # used again after each save: kept
+    assert sorted(p.name for p in tmp_path.glob("*.kv")) == sorted([names[0], names[-1], names[-2]])  # 90 of 100 bytes
     assert not list(tmp_path.glob("*.part*"))
+    (tmp_path / "big.part").write_bytes(b"x" * 500)
+    folder.publish("big.part", "big.kv")  # over the budget alone: still kept, the others go
+    assert [p.name for p in tmp_path.glob("*.kv")] == ["big.kv"]
 
 
 def test_the_name_depends_on_model_build_context_and_every_piece():

@@ -11,7 +11,7 @@ prefix decodes exactly as a computed one (``tests/test_determinism.py`` checks i
 The file name is a hash of everything that fixes those values: the model file's sha256, the llama.cpp
 build, the context size and the checkpoint texts. A prefix is saved the second time a process uses it,
 so a system message asked once (a hybrid shortlist) is not written. The folder keeps the most recently
-used ``KEEP`` files, each beside a record of its size and sha256: llama.cpp aborts the whole process on
+used files within ``KEEP_BYTES``, each beside a record of its size and sha256: llama.cpp aborts the whole process on
 a truncated file, so a file that does not match its record is deleted, never restored. The folder is
 ``~/.cache/who-picks-the-skill/prefixes`` unless ``COURSE_PREFIX_DIR`` names another, and
 ``COURSE_PREFIX_DIR=off`` turns saving and restoring off.
@@ -26,8 +26,9 @@ from pathlib import Path
 
 PREFIX_DIR_ENV = "COURSE_PREFIX_DIR"
 DEFAULT_PREFIX_DIR = Path.home() / ".cache" / "who-picks-the-skill" / "prefixes"
-KEEP = 6
-"""Files kept: the course's catalogs (workplace, the bakery's three modes) fit; each is ~28 KB per token."""
+KEEP_BYTES = 1 << 30
+"""The folder's budget, most recently used files first: a file is ~28 KB per token of the 1.5B model (a
+1,400-token catalog is 40 MB), so 1 GiB holds every system message the course's lessons reuse."""
 SUFFIX = ".kv"
 MIN_PREFIX_CHARS = 2000
 """A shorter system message computes in a few seconds: not worth a file."""
@@ -74,15 +75,18 @@ class PrefixFolder:
         return f"{name}.{os.getpid()}.part"
 
     def publish(self, temporary: str, name: str) -> None:
-        """Record a freshly saved file's fingerprint, rename it into place (atomic), keep the `KEEP` newest."""
+        """Record a freshly saved file's fingerprint, rename it into place (atomic), keep the newest within budget."""
         part = self.folder / temporary
         record = self.folder / f"{temporary}.json"
         record.write_text(json.dumps(_fingerprint(part)), encoding="utf-8")
         os.replace(record, self._record(name))
         os.replace(part, self.folder / name)
         saved = sorted(self.folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for stale in saved[KEEP:]:
-            self.forget(stale.name)
+        total = 0
+        for path in saved:
+            total += path.stat().st_size
+            if total > KEEP_BYTES and path != saved[0]:
+                self.forget(path.name)
 
     def forget(self, name: str) -> None:
         """Remove a saved file and its record (damaged, refused by llama.cpp, or a save that failed)."""
