@@ -38,8 +38,24 @@ def test_bench_json_carries_topk_10000_ms_and_the_machine(monkeypatch, tmp_path)
     monkeypatch.setattr(commands, "bench_embeddings", lambda *a: {"embed_1000_s": 1.0})
     monkeypatch.setattr(commands, "topk_ms", lambda: 1.23456)
     out = tmp_path / "bench.json"
-    args = argparse.Namespace(root=str(REPO_ROOT), queries=2, model=None, json=str(out))
+    args = argparse.Namespace(root=str(REPO_ROOT), queries=2, model=None, json=str(out), readme=None)
     assert commands.run_bench(args) == 0
     figures = json.loads(out.read_text())
     assert figures["topk_10000_ms"] == 1.235
     assert figures["machine"]["cores"] >= 1 and figures["machine"]["cpu"]
+
+
+def test_the_readmes_table_is_the_recorded_bench_run():
+    """README's figures are `data/measured/bench.json`, rendered by `figures_table` (`bench --json … --readme README.md`)."""
+    recorded = json.loads((REPO_ROOT / "data" / "measured" / "bench.json").read_text())
+    assert commands.figures_table(recorded) in (REPO_ROOT / "README.md").read_text()
+
+
+def test_writing_the_table_replaces_only_the_table(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Title\n\nintro\n\n{commands.TABLE_HEADER}\n|---|---|---|\n| old | `x` | 1 s |\n\nafter\n")
+    figures = {field: 1.5 for _, fields, _ in commands.ROWS for field in fields} | {"peak_rss_mb": 2048}
+    commands.write_readme_table(readme, figures)
+    text = readme.read_text()
+    assert text.startswith("# Title\n\nintro\n\n| figure |") and text.endswith("| 2,048 MB |\n\nafter\n")
+    assert "| old |" not in text and text.count("|---|---|---|") == 1

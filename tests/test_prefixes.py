@@ -24,7 +24,7 @@ class FakeServerLLM(LocalLLM):
     def __init__(self, folder: PrefixFolder | None, refuse_restore: bool = False) -> None:
         self.name, self.context, self._build = DEFAULT_MODEL, 8192, "test-build"
         self._prefixes, self._lock = folder, threading.Lock()
-        self._pieces, self._dirty, self._used = [], False, set()
+        self._pieces, self._dirty, self._used, self._on_disk = [], False, set(), set()
         self.computed: list[str] = []
         self.slots: list[tuple[str, str]] = []
         self.refuse_restore = refuse_restore

@@ -174,13 +174,53 @@ def run_bench(args: argparse.Namespace) -> int:
     results["topk_10000_ms"] = round(topk_ms(), 3)  # random 512-d unit vectors: no model involved
     results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     results["machine"] = machine()
+    results["date"] = time.strftime("%Y-%m-%d")
     for key, value in results.items():
         print(f"{key:>24}: {value}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
         print(f"written to {args.json}")
+    if args.readme:
+        write_readme_table(Path(args.readme), results)
+        print(f"table written into {args.readme}")
     return 0
+
+
+# ----------------------------------------------------------------- the README's table
+
+TABLE_HEADER = "| figure | field | measured |"
+ROWS = [
+    ("model load", ("llm_load_s",), "{:.1f} s"),
+    ("first decision of a fresh process, its catalog computed (no saved prefix)", ("cold_decision_s",), "{:.1f} s"),
+    ("first decision of a fresh process, its catalog restored (the prefix saved by an earlier process)",
+     ("cold_decision_saved_prefix_s",), "{:.1f} s"),
+    ("warm decision p50 / p95 (the catalog prefix reused; the query's own tokens computed)",
+     ("decision_p50_s", "decision_p95_s"), "{:.2f} s"),
+    ("hybrid decision p50, k = 3 (each shortlist is a new system instruction, computed whole)",
+     ("hybrid_decision_p50_s",), "{:.1f} s"),
+    ("1,000 descriptions embedded (USE, through the SDK)", ("embed_1000_s",), "{:.1f} s"),
+    ("cosine + top 10 over 10,000 unit vectors, per query", ("topk_10000_ms",), "{:.1f} ms"),
+    ("peak memory", ("peak_rss_mb",), "{:,} MB"),
+]
+
+
+def figures_table(results: dict[str, Any]) -> str:
+    """The README's table of a bench run: one row per figure, its JSON field(s), the value(s)."""
+    lines = [TABLE_HEADER, "|---|---|---|"]
+    for label, fields, unit in ROWS:
+        names = " / ".join(f"`{field}`" for field in fields)
+        values = " / ".join(unit.format(results[field]) for field in fields)
+        lines.append(f"| {label} | {names} | {values} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_readme_table(readme: Path, results: dict[str, Any]) -> None:
+    """Replace the table that starts with `TABLE_HEADER` in `readme` (up to the next blank line)."""
+    text = readme.read_text(encoding="utf-8")
+    start = text.index(TABLE_HEADER)
+    end = text.index("\n\n", start) + 1
+    readme.write_text(text[:start] + figures_table(results) + text[end:], encoding="utf-8")
 
 
 # ----------------------------------------------------------------- registration
@@ -194,5 +234,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="local LLM (default: env COURSE_LOCAL_LLM or the 1.5B model)")
     bench.add_argument("--queries", type=int, default=20,
                        help="warm decisions to time, the first N queries of data/dev/trigger_dev.yaml")
+    bench.add_argument("--readme", metavar="PATH", help="also write the figures' table into this README")
     bench.add_argument("--root", default=".", help="repository root (skills/, data/)")
     bench.set_defaults(func=run_bench)

@@ -153,6 +153,7 @@ class LocalLLM:
         self._pieces: list[str] = []  # the checkpoint prefixes the KV cache holds (see _prefill)
         self._dirty = False  # the cache holds tokens past the last piece (an answer)
         self._used: set[str] = set()  # names of the system-message prefixes this process has computed
+        self._on_disk: set[str] = set()  # names this process saved, restored or found whole on disk
 
     @staticmethod
     def _prefix_folder() -> PrefixFolder | None:
@@ -279,12 +280,14 @@ class LocalLLM:
         """The cache ends at the first message: save it if this process has been here before."""
         if name is None:
             return
-        if name in self._used and not self._prefixes.has(name):
-            temporary = self._prefixes.temporary(name)
-            if self._slot("save", temporary):
+        if name in self._used and name not in self._on_disk:
+            if not self._prefixes.has(name):
+                temporary = self._prefixes.temporary(name)
+                if not self._slot("save", temporary):
+                    self._prefixes.forget(temporary)
+                    return
                 self._prefixes.publish(temporary, name)
-            else:
-                self._prefixes.forget(temporary)
+            self._on_disk.add(name)  # checked or written once per process, not hashed again at every decision
         self._used.add(name)
 
     def _restore(self, name: str) -> bool:
@@ -293,6 +296,7 @@ class LocalLLM:
             return False
         if self._slot("restore", name):
             self._used.add(name)
+            self._on_disk.add(name)
             return True
         self._prefixes.forget(name)
         self._pieces, self._dirty = [], True  # whatever the failed restore left is emptied next
