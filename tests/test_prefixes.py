@@ -39,10 +39,12 @@ class FakeServerLLM(LocalLLM):
             return True
         return not self.refuse_restore
 
-    def ask(self, query: str) -> None:
-        text, cuts = render_chatml([{"role": "system", "content": SYSTEM}, {"role": "user", "content": query}])
+    def ask(self, query: str, system: str = SYSTEM) -> list[str]:
+        """Prefill one decision's prompt; returns its checkpoint prefixes."""
+        text, cuts = render_chatml([{"role": "system", "content": system}, {"role": "user", "content": query}])
         self._prefill(text, cuts)
         self._dirty = True  # the answer
+        return [text[:cut] for cut in cuts]
 
 
 def system_computed(llm: FakeServerLLM) -> bool:
@@ -93,6 +95,20 @@ def test_a_file_llama_cpp_refuses_is_deleted_and_the_cache_emptied_before_comput
     assert fresh.computed[0] == SENTINEL  # whatever the failed restore left is emptied first
     assert system_computed(fresh)
     assert not list(tmp_path.glob("*.kv"))
+
+
+def test_after_a_refused_restore_every_piece_is_computed_from_an_empty_cache(tmp_path):
+    """Even when the cache held pieces in common with the new system message (a shared first paragraph)."""
+    shared = "Shared instructions. " * 30 + "\n\n"  # long enough to end a piece of its own
+    first = FakeServerLLM(PrefixFolder(tmp_path))
+    first.ask("a", shared + SYSTEM)
+    first.ask("b", shared + SYSTEM)  # saved
+    fresh = FakeServerLLM(PrefixFolder(tmp_path), refuse_restore=True)
+    fresh.ask("q", shared + "another catalog")  # the cache now holds `shared` as its first piece
+    fresh.computed.clear()
+    checkpoints = fresh.ask("c", shared + SYSTEM)
+    assert fresh.slots[-1][0] == "restore"
+    assert fresh.computed == [SENTINEL] + [checkpoint + SENTINEL for checkpoint in checkpoints]
 
 
 def test_a_short_system_message_is_never_saved(tmp_path):

@@ -256,8 +256,10 @@ class LocalLLM:
             kept += 1
         head = next((i + 1 for i, checkpoint in enumerate(checkpoints) if checkpoint.endswith("<|im_end|>\n")), 0)
         name = self._prefix_name(checkpoints[:head])
-        if name and kept < head and self._restore(name):
-            self._pieces, self._dirty, kept = checkpoints[:head], False, head
+        if name and kept < head:
+            if self._restore(name):
+                self._pieces, self._dirty, kept = checkpoints[:head], False, head
+            kept = min(kept, len(self._pieces))  # a failed restore leaves nothing known in the cache
         if self._dirty or kept < len(self._pieces):
             self._pieces = self._pieces[:kept]
             self._compute((checkpoints[kept - 1] if kept else "") + SENTINEL)
