@@ -31,7 +31,7 @@ KEEP_BYTES = 1 << 30
 1,400-token catalog is 40 MB), so 1 GiB holds every system message the course's lessons reuse."""
 SUFFIX = ".kv"
 MIN_PREFIX_CHARS = 2000
-"""A shorter system message computes in a few seconds: not worth a file."""
+"""Shorter system messages (a hybrid's 3-skill shortlist is about 1,500 characters) are one-offs: not worth a file."""
 
 
 def prefix_dir() -> Path | None:
