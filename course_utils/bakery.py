@@ -28,7 +28,17 @@ TODAY = date(2026, 11, 30)
 
 LINES = ("regular", "nut-free")
 WEEKDAYS = tuple(calendar.day_name)  # Monday … Sunday, in English
-_WEEKDAY_WORDS = re.compile(r"^(?:(?:this|next|on)\s+)?([a-z]+?)s?$")
+_WEEKDAY_WORDS = {**{name.lower(): n for n, name in enumerate(WEEKDAYS)},
+                  **{name.lower(): n for n, name in enumerate(calendar.day_abbr)},
+                  **{name: n for n, name in enumerate(("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"))}}
+_MONTH_WORDS = {**{name.lower(): n for n, name in enumerate(calendar.month_name) if n},
+                **{name.lower(): n for n, name in enumerate(calendar.month_abbr) if n},
+                **{name: n for n, name in enumerate(("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août",
+                                                    "septembre", "octobre", "novembre", "décembre"), 1)},
+                "fevrier": 2, "aout": 8, "decembre": 12, "déc": 12, "févr": 2, "sept": 9}
+_RELATIVE_WORDS = {"today": 0, "aujourd'hui": 0, "tomorrow": 1, "demain": 1, "day after tomorrow": 2, "après-demain": 2}
+_FILLER_WORDS = {"this", "next", "coming", "on", "the", "for", "of", "ce", "cette", "le", "la", "prochain", "prochaine", "pour"}
+_ORDINAL = re.compile(r"^(\d{1,2})(?:st|nd|rd|th|er|e)?$")
 
 
 @lru_cache(maxsize=4)
@@ -43,27 +53,63 @@ def load_calendar(path: str | Path = CALENDAR_FILE) -> dict[str, Any]:
 
 
 def resolve_day(day: str, today: date = TODAY) -> date:
-    """Read `day` as an ISO date (YYYY-MM-DD) or a weekday name.
+    """Read `day` as the customer may have written it, in English or French; raise ValueError if it cannot.
 
-    A weekday name ("Saturday", "saturday", "this Saturday", "next Friday") means the first such
-    day strictly after `today`: on Monday 2026-11-30, "Saturday" is 2026-12-05 and "Monday" is
-    2026-12-07. "today" and "tomorrow" are read too. Raises ValueError with a readable message.
+    Accepted: an ISO date ("2026-12-10"); "today", "tomorrow" (and "aujourd'hui", "demain"); a weekday
+    ("Saturday", "this Saturday", "next Friday", "samedi", "vendredi prochain"), which means the first
+    such day strictly after `today` (on Monday 2026-11-30, "Saturday" is 2026-12-05 and "Monday"
+    2026-12-07); a day and a month, with or without the weekday and the year ("10 December",
+    "Thursday 10 December", "December 10th", "jeudi 10 décembre"), in `today`'s year unless that day
+    has passed. A weekday that does not match the date is an error: the customer must say which.
     """
     text = " ".join(str(day).strip().lower().split())
-    if text == "today":
-        return today
-    if text == "tomorrow":
-        return today + timedelta(days=1)
     try:
         return date.fromisoformat(text)
     except ValueError:
         pass
-    match = _WEEKDAY_WORDS.match(text)
-    names = [w.lower() for w in WEEKDAYS]
-    if match and match.group(1) in names:
-        ahead = (names.index(match.group(1)) - today.weekday() - 1) % 7 + 1
-        return today + timedelta(days=ahead)
-    raise ValueError(f'cannot read the day "{day}": give a date as YYYY-MM-DD (e.g. 2026-12-27) or a weekday name')
+    words = [w for w in re.sub(r"[,.;!?]", " ", text).replace("-", " ").split() if w not in _FILLER_WORDS]
+    for phrase in (" ".join(words), "-".join(words)):
+        if phrase in _RELATIVE_WORDS:
+            return today + timedelta(days=_RELATIVE_WORDS[phrase])
+    weekdays, months, numbers, years, unread = [], [], [], [], []
+    for word in words:
+        if word in _MONTH_WORDS:
+            months.append(_MONTH_WORDS[word])
+        elif word.removesuffix("s") in _WEEKDAY_WORDS:  # "Saturdays", "samedis"
+            weekdays.append(_WEEKDAY_WORDS[word.removesuffix("s")])
+        elif re.fullmatch(r"20\d\d", word):
+            years.append(int(word))
+        elif match := _ORDINAL.match(word):
+            numbers.append(int(match.group(1)))
+        else:
+            unread.append(word)
+    hint = ('give the day as the customer wrote it ("this Saturday", "Thursday 10 December", "demain") '
+            "or as YYYY-MM-DD (e.g. 2026-12-27)")
+    if unread or len(weekdays) > 1 or len(months) > 1 or len(numbers) > 1 or len(years) > 1:
+        raise ValueError(f'cannot read the day "{day}": {hint}')
+    if months and numbers:
+        year = years[0] if years else today.year
+        try:
+            when = date(year, months[0], numbers[0])
+            if not years and when < today:
+                when = date(year + 1, months[0], numbers[0])
+        except ValueError:
+            raise ValueError(f'"{day}" is not a date in the calendar: {hint}') from None
+        if weekdays and weekdays[0] != when.weekday():
+            raise ValueError(f'"{day}" does not match: {when.isoformat()} is a {WEEKDAYS[when.weekday()]}, '
+                             f"not a {WEEKDAYS[weekdays[0]]}; ask the customer which day they mean")
+        return when
+    if weekdays and not (months or numbers or years):
+        return today + timedelta(days=(weekdays[0] - today.weekday() - 1) % 7 + 1)
+    raise ValueError(f'cannot read the day "{day}": {hint}')
+
+
+def day_label(when: date, today: date = TODAY) -> str:
+    """`2026-12-05 (Saturday, in 5 days)`: the date, its weekday and how far it is from `today`."""
+    ahead = (when - today).days
+    distance = {0: "today", 1: "tomorrow", -1: "yesterday"}.get(ahead) or (
+        f"in {ahead} days" if ahead > 0 else f"{-ahead} days ago")
+    return f"{when.isoformat()} ({WEEKDAYS[when.weekday()]}, {distance})"
 
 
 def _slots(entry: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -81,7 +127,8 @@ def free_days_near(when: date, line: str, data: dict[str, Any], today: date = TO
 def check_calendar(day: str, line: str, *, today: date = TODAY, path: str | Path = CALENDAR_FILE) -> str:
     """Free baking slots and pick-up times for one day on one production line.
 
-    `day` is YYYY-MM-DD or a weekday name (resolved from `today`); `line` is "regular" or "nut-free".
+    `day` is read by `resolve_day` (a date, or the customer's words, from `today`); `line` is "regular" or
+    "nut-free". The day comes back as `day_label` writes it, so the reader sees how far away it is.
     Returns one or two sentences; problems come back as a string starting with "Error:".
     """
     data = load_calendar(path)
@@ -93,7 +140,7 @@ def check_calendar(day: str, line: str, *, today: date = TODAY, path: str | Path
     except ValueError as err:
         return f"Error: {err}."
     first, last = min(data["days"]), max(data["days"])
-    label = f"{when.isoformat()} ({WEEKDAYS[when.weekday()]})"
+    label = day_label(when, today)
     if when < today:
         return f"Error: {label} is in the past; today is {today.isoformat()} ({WEEKDAYS[today.weekday()]})."
     entry = data["days"].get(when.isoformat())
@@ -123,7 +170,8 @@ def check_calendar_declaration() -> types.FunctionDeclaration:
             type=types.Type.OBJECT,
             properties={
                 "day": types.Schema(type=types.Type.STRING,
-                                    description="The day, as YYYY-MM-DD (e.g. 2026-12-27) or a weekday name."),
+                                    description="The day the customer asked for, copied word for word from the customer's "
+                                                "message: the tool works out the date."),
                 "line": types.Schema(type=types.Type.STRING, enum=list(LINES),
                                      description='"nut-free" when a guest has a nut allergy, else "regular".'),
             },
@@ -133,7 +181,7 @@ def check_calendar_declaration() -> types.FunctionDeclaration:
 
 
 ASSISTANT_PREAMBLE = (
-    "You are the order assistant of a bakery. Today is Monday 2026-11-30.\n"
+    "You are the order assistant of a bakery.\n"
     "Each kind of request has written instructions (a skill). Work in steps: first read the instructions "
     "that match the request, before any other tool call; then call the tools they ask for; then answer the "
     "customer in words. If no instructions match, answer directly. "

@@ -79,7 +79,7 @@ def test_events_come_in_order_and_the_answer_ends_the_run():
     assert result.answer == "Friday works." and seen[-1].output == "Friday works."
     assert result.prompt_tokens == [120, 180] and result.total_prompt_tokens == 300 and result.turns == 2
     assert seen[1].tool == "check_calendar" and seen[1].arguments == {"day": "2026-12-04", "line": "nut-free"}
-    assert seen[2].output.startswith("2026-12-04 (Friday), nut-free line: free baking slots 05:00, 08:00")
+    assert seen[2].output.startswith("2026-12-04 (Friday, in 4 days), nut-free line: free baking slots 05:00, 08:00")
     assert result.calls("check_calendar") == [{"day": "2026-12-04", "line": "nut-free"}]
     assert all(format_event(e) for e in seen)
 
@@ -265,7 +265,7 @@ def test_bakery_tools_use_the_reference_date():
 
     declarations, functions = bakery_tools(today=date(2026, 12, 5))
     assert [d.name for d in declarations] == ["check_calendar"]
-    assert functions["check_calendar"]("Friday", "nut-free").startswith("2026-12-11 (Friday)")
+    assert functions["check_calendar"]("Friday", "nut-free").startswith("2026-12-11 (Friday, in 6 days)")
     assert run_tool(functions, "check_calendar", {"day": "Friday"}).startswith(
         "Error: check_calendar failed: TypeError: check_calendar()")
 

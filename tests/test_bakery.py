@@ -16,6 +16,20 @@ from course_utils.bakery import LINES, TODAY, check_calendar, check_calendar_dec
     ("next Tuesday", date(2026, 12, 1)),
     ("tomorrow", date(2026, 12, 1)),
     ("today", date(2026, 11, 30)),
+    ("samedi", date(2026, 12, 5)),
+    ("vendredi prochain", date(2026, 12, 4)),
+    ("Sat", date(2026, 12, 5)),
+    ("demain", date(2026, 12, 1)),
+    ("après-demain", date(2026, 12, 2)),
+    ("the day after tomorrow", date(2026, 12, 2)),
+    ("Thursday 10 December", date(2026, 12, 10)),
+    ("jeudi 10 décembre", date(2026, 12, 10)),
+    ("December 10th", date(2026, 12, 10)),
+    ("Saturday, Dec. 5", date(2026, 12, 5)),
+    ("le samedi 26 décembre", date(2026, 12, 26)),
+    ("1er décembre", date(2026, 12, 1)),
+    ("10 December 2026", date(2026, 12, 10)),
+    ("5 January", date(2027, 1, 5)),  # a day and month already past this year mean next year's
 ])
 def test_resolve_day(day, expected):
     assert resolve_day(day) == expected
@@ -23,21 +37,33 @@ def test_resolve_day(day, expected):
 
 def test_resolve_day_from_another_reference_date():
     assert resolve_day("Saturday", today=date(2026, 12, 5)) == date(2026, 12, 12)
-    assert check_calendar("Friday", "nut-free", today=date(2026, 12, 5)).startswith("2026-12-11 (Friday)")
+    assert check_calendar("Friday", "nut-free", today=date(2026, 12, 5)).startswith("2026-12-11 (Friday, in 6 days)")
 
 
-def test_unreadable_day_is_an_error_string():
-    answer = check_calendar("next week", "regular")
-    assert answer.startswith("Error:") and "YYYY-MM-DD" in answer
+@pytest.mark.parametrize("day", ["next week", "banana", "Saturday or Sunday", "10 11 December", "31 November", ""])
+def test_unreadable_day_is_an_error_string(day):
+    answer = check_calendar(day, "regular")
+    assert answer.startswith("Error:") and "YYYY-MM-DD" in answer and "as the customer wrote it" in answer
+
+
+def test_a_weekday_that_does_not_match_its_date_is_an_error_that_asks_the_customer():
+    answer = check_calendar("Friday 10 December", "regular")
+    assert answer == ("Error: \"Friday 10 December\" does not match: 2026-12-10 is a Thursday, not a Friday; "
+                      "ask the customer which day they mean.")
+
+
+def test_the_day_says_how_far_it_is_from_today():
+    assert check_calendar("tomorrow", "regular").startswith("2026-12-01 (Tuesday, tomorrow), regular line")
+    assert check_calendar("2026-12-10", "regular").startswith("2026-12-10 (Thursday, in 10 days), regular line")
 
 
 def test_free_slots_and_pickup():
     assert check_calendar("2026-12-04", "nut-free") == (
-        "2026-12-04 (Friday), nut-free line: free baking slots 05:00, 08:00; pick-up 12:00-19:00.")
+        "2026-12-04 (Friday, in 4 days), nut-free line: free baking slots 05:00, 08:00; pick-up 12:00-19:00.")
     assert check_calendar("2026-12-05", "regular") == (
-        "2026-12-05 (Saturday), regular line: free baking slots 08:00, 14:00; pick-up 10:00-19:00.")
+        "2026-12-05 (Saturday, in 5 days), regular line: free baking slots 08:00, 14:00; pick-up 10:00-19:00.")
     assert check_calendar("2026-12-18", "nut-free") == (
-        "2026-12-18 (Friday), nut-free line: free baking slots 07:00; pick-up 12:00-19:00.")
+        "2026-12-18 (Friday, in 18 days), nut-free line: free baking slots 07:00; pick-up 12:00-19:00.")
 
 
 def test_weekday_name_gives_the_same_answer_as_the_date():
@@ -46,7 +72,7 @@ def test_weekday_name_gives_the_same_answer_as_the_date():
 
 def test_nut_free_line_only_on_fridays_points_to_the_nearest_fridays():
     answer = check_calendar("Saturday", "nut-free")
-    assert answer.startswith("2026-12-05 (Saturday), nut-free line: no free baking slot")
+    assert answer.startswith("2026-12-05 (Saturday, in 5 days), nut-free line: no free baking slot")
     assert "only on Friday mornings" in answer
     assert "2026-12-04 (Friday), 2026-12-18 (Friday)" in answer  # 12-11 is fully booked
 
@@ -67,12 +93,12 @@ def test_closed_days(day):
 def test_unknown_line():
     answer = check_calendar("2026-12-04", "gluten-free")
     assert answer == 'Error: unknown line "gluten-free". The production lines are: regular, nut-free.'
-    assert check_calendar("2026-12-04", "Nut-Free").startswith("2026-12-04 (Friday), nut-free line")
+    assert check_calendar("2026-12-04", "Nut-Free").startswith("2026-12-04 (Friday, in 4 days), nut-free line")
 
 
 def test_dates_out_of_range():
     assert "outside the calendar, which covers 2026-11-30 to 2026-12-27" in check_calendar("2027-01-02", "regular")
-    assert check_calendar("2026-11-20", "regular").startswith("Error: 2026-11-20 (Friday) is in the past")
+    assert check_calendar("2026-11-20", "regular").startswith("Error: 2026-11-20 (Friday, 10 days ago) is in the past")
 
 
 def test_declaration_matches_the_function():
