@@ -6,7 +6,9 @@ exactly as a computed one.
 """
 from __future__ import annotations
 
+import os
 import threading
+import time
 
 import pytest
 
@@ -134,6 +136,20 @@ def test_the_folder_keeps_the_most_recently_used_files_within_its_budget(tmp_pat
     (tmp_path / "big.part").write_bytes(b"x" * 500)
     folder.publish("big.part", "big.kv")  # over the budget alone: still kept, the others go
     assert [p.name for p in tmp_path.glob("*.kv")] == ["big.kv"]
+
+
+def test_publishing_removes_the_part_files_of_saves_that_never_finished(tmp_path):
+    folder = PrefixFolder(tmp_path)
+    stale, fresh = tmp_path / "old.kv.123.part", tmp_path / "new.kv.456.part"
+    for path in (stale, fresh, tmp_path / "old.kv.123.part.json"):
+        path.write_bytes(b"x" * 10)
+    hours_ago = time.time() - prefixes.STALE_PART_SECONDS - 60
+    os.utime(stale, (hours_ago, hours_ago))
+    os.utime(tmp_path / "old.kv.123.part.json", (hours_ago, hours_ago))
+    part = folder.temporary("a.kv")
+    (tmp_path / part).write_bytes(b"x" * 30)
+    folder.publish(part, "a.kv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.kv", "a.kv.json", "new.kv.456.part"]  # a live save is left alone
 
 
 def test_the_name_depends_on_model_build_context_and_every_piece():

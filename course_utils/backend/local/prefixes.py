@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,6 +31,8 @@ KEEP_BYTES = 1 << 30
 """The folder's budget, most recently used files first: a file is ~28 KB per token of the 1.5B model (a
 1,400-token catalog is 40 MB), so 1 GiB holds every system message the course's lessons reuse."""
 SUFFIX = ".kv"
+STALE_PART_SECONDS = 3600
+"""A half-written `.part` file this old was left by a process that died while saving: publishing removes it."""
 MIN_PREFIX_CHARS = 2000
 """Shorter system messages (a hybrid's 3-skill shortlist is about 1,500 characters) are one-offs: not worth a file."""
 
@@ -81,6 +84,7 @@ class PrefixFolder:
         record.write_text(json.dumps(_fingerprint(part)), encoding="utf-8")
         os.replace(record, self._record(name))
         os.replace(part, self.folder / name)
+        self._remove_stale_parts()
         saved = sorted(self.folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
         total = 0
         for path in saved:
@@ -92,6 +96,16 @@ class PrefixFolder:
         """Remove a saved file and its record (damaged, refused by llama.cpp, or a save that failed)."""
         (self.folder / name).unlink(missing_ok=True)
         self._record(name).unlink(missing_ok=True)
+
+    def _remove_stale_parts(self) -> None:
+        """Delete the `.part` files (and their records) of saves that never finished."""
+        now = time.time()
+        for path in self.folder.glob("*.part*"):
+            try:
+                if now - path.stat().st_mtime > STALE_PART_SECONDS:
+                    path.unlink()
+            except FileNotFoundError:
+                pass  # another process removed or published it meanwhile
 
     def _record(self, name: str) -> Path:
         return self.folder / f"{name}.json"
