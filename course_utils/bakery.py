@@ -10,7 +10,6 @@ says what to do instead, never an exception: the agent loop hands the text to th
 """
 from __future__ import annotations
 
-import calendar
 import re
 from datetime import date, timedelta
 from functools import lru_cache, partial
@@ -27,12 +26,15 @@ TODAY = date(2026, 11, 30)
 """The course's fixed "today" (a Monday): the calendar starts on this day."""
 
 LINES = ("regular", "nut-free")
-WEEKDAYS = tuple(calendar.day_name)  # Monday … Sunday, in English
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+"""In English whatever the locale (``calendar.day_name`` follows LC_TIME)."""
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
 _WEEKDAY_WORDS = {**{name.lower(): n for n, name in enumerate(WEEKDAYS)},
-                  **{name.lower(): n for n, name in enumerate(calendar.day_abbr)},
+                  **{name[:3].lower(): n for n, name in enumerate(WEEKDAYS)},
                   **{name: n for n, name in enumerate(("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"))}}
-_MONTH_WORDS = {**{name.lower(): n for n, name in enumerate(calendar.month_name) if n},
-                **{name.lower(): n for n, name in enumerate(calendar.month_abbr) if n},
+_MONTH_WORDS = {**{name: n for n, name in enumerate(_MONTHS, 1)},
+                **{name[:3]: n for n, name in enumerate(_MONTHS, 1)},
                 **{name: n for n, name in enumerate(("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août",
                                                     "septembre", "octobre", "novembre", "décembre"), 1)},
                 "fevrier": 2, "aout": 8, "decembre": 12, "déc": 12, "févr": 2, "sept": 9}
