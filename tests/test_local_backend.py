@@ -516,3 +516,15 @@ def test_second_encoder_gives_unit_vectors_of_its_own_size(local_client) -> None
     assert vectors.shape == (3, 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
+
+
+def test_the_weights_are_not_kept_twice_in_memory():
+    """llama.cpp's repacked copy of the mmap'd weights doubled their resident size (issue #16's peak memory)."""
+    import xllamacpp
+
+    from course_utils.backend.local.llm import LocalLLM
+
+    llm = LocalLLM.__new__(LocalLLM)
+    llm.path, llm.context, llm._prefixes = "model.gguf", 8192, None
+    params = llm._params(xllamacpp)
+    assert params.no_extra_bufts is True and params.n_ctx == 8192

@@ -146,7 +146,7 @@ class LocalLLM:
         self.name = name
         self.context = context
         self.path = require_model(name)
-        self._build = getattr(xllamacpp, "__version__", "unknown")
+        self._build = getattr(xllamacpp, "__version__", "unknown") + "+no-extra-bufts"  # the kernels, in the prefix key
         self._prefixes = self._prefix_folder()
         self._server = xllamacpp.Server(self._params(xllamacpp))
         self._lock = threading.Lock()
@@ -174,6 +174,10 @@ class LocalLLM:
         params.n_parallel = 1  # one slot: its KV cache is the reused prompt prefix
         params.cache_prompt = True
         params.cache_ram_mib = 0  # no host-memory prompt cache: what the slot holds is only what `_prefill` left
+        # No repacked copy of the weights ("extra buffer types"): llama.cpp would copy the mmap'd Q4_K tensors into
+        # an interleaved layout and keep both resident. Measured on the 90 dev decisions (2-core AMD EPYC, 2026-12-01):
+        # peak 2,193 -> 1,596 MiB, load 3.0 -> 1.8 s, decision p50 3.18 -> 3.15 s, 89 of 90 decisions the same.
+        params.no_extra_bufts = True
         params.cpuparams.n_threads = os.cpu_count() or 1
         params.cpuparams_batch.n_threads = os.cpu_count() or 1
         params.sampling.temp = 0.0
