@@ -528,3 +528,57 @@ def test_the_weights_are_not_kept_twice_in_memory():
     llm.path, llm.context, llm._prefixes = "model.gguf", 8192, None
     params = llm._params(xllamacpp)
     assert params.no_extra_bufts is True and params.n_ctx == 8192
+
+
+class RecordingLLM:
+    """`LocalLLM.chat` with llama.cpp replaced: `requests` lists what would be sent to it."""
+
+    @staticmethod
+    def make():
+        import threading
+
+        from course_utils.backend.local.llm import LocalLLM
+        from course_utils.backend.local.models import DEFAULT_MODEL
+
+        llm = LocalLLM.__new__(LocalLLM)
+        llm.name, llm.context, llm._build, llm._prefixes, llm._lock = DEFAULT_MODEL, 8192, "test", None, threading.Lock()
+        llm._pieces, llm._dirty, llm._used, llm._on_disk = [], False, set(), set()
+        llm.requests = []
+        llm._compute = lambda prompt: None
+        llm._complete = lambda request: llm.requests.append(request) or {
+            "choices": [{"text": "ok", "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
+        return llm
+
+
+def test_a_sampled_answer_uses_the_publishers_nucleus_unless_the_request_sets_one() -> None:
+    from course_utils.backend.local.models import DEFAULT_MODEL, get_spec
+
+    llm = RecordingLLM.make()
+    messages = [{"role": "user", "content": "hello"}]
+    llm.chat(messages)  # greedy: no sampling parameters at all, as before
+    llm.chat(messages, temperature=0.7, seed=1)
+    llm.chat(messages, temperature=0.7, seed=1, top_p=0.5, top_k=3)
+    greedy, default, chosen = llm.requests
+    assert greedy["temperature"] == 0.0 and not {"top_p", "top_k", "min_p"} & greedy.keys()
+    spec = get_spec(DEFAULT_MODEL)
+    assert (default["top_p"], default["top_k"], default["min_p"]) == (spec.top_p, spec.top_k, 0.0) == (0.8, 20, 0.0)
+    assert (chosen["top_p"], chosen["top_k"]) == (0.5, 3)
+
+
+def test_top_p_and_top_k_of_a_request_reach_the_model_and_bad_values_are_a_400() -> None:
+    from course_utils.backend.local.app import ApiError, _generation_options
+
+    seen = []
+
+    def recorder(environ, start_response):
+        seen.append(json.loads(environ["wsgi.input"].read(int(environ["CONTENT_LENGTH"]))))
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [json.dumps({"candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]}}]}).encode()]
+
+    _client_for(recorder).models.generate_content(
+        model=MODEL, contents="x", config=types.GenerateContentConfig(temperature=0.7, top_p=0.5, top_k=3))
+    assert _generation_options(seen[0]) == {"temperature": 0.7, "max_tokens": None, "seed": None,
+                                            "top_logprobs": None, "top_p": 0.5, "top_k": 3}
+    for bad in ({"topP": 0}, {"topP": 1.5}, {"topK": 0}, {"topK": 2.5}, {"topP": "high"}):
+        with pytest.raises(ApiError, match="topP|topK"):
+            _generation_options({"generationConfig": bad})

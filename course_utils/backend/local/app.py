@@ -393,8 +393,14 @@ def _generation_options(request: Json) -> dict[str, Any]:
         top = config.get("logprobs") or 0
         if not (isinstance(top, int) and 0 <= top <= MAX_LOGPROBS):
             raise _invalid(f"logprobs must be an integer from 0 to {MAX_LOGPROBS}, got {top!r}.")
+    top_p, top_k = config.get("topP"), config.get("topK")
+    if top_p is not None and not (isinstance(top_p, (int, float)) and 0 < top_p <= 1):
+        raise _invalid(f"topP must be a number in (0, 1], got {top_p!r}.")
+    if top_k is not None and not (isinstance(top_k, (int, float)) and top_k >= 1 and float(top_k).is_integer()):
+        raise _invalid(f"topK must be a whole number of at least 1, got {top_k!r}.")
     return {"temperature": config.get("temperature"), "max_tokens": config.get("maxOutputTokens"),
-            "seed": config.get("seed"), "top_logprobs": top}
+            "seed": config.get("seed"), "top_logprobs": top, "top_p": top_p,
+            "top_k": None if top_k is None else int(top_k)}
 
 
 def logprobs_result(tokens: list[Json], top: int) -> Json:
