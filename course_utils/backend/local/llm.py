@@ -194,9 +194,10 @@ class LocalLLM:
         """Run one chat completion, optionally constrained by a llama.cpp grammar.
 
         Greedy (temperature 0) unless a temperature is given; then ``seed`` makes the sample
-        repeatable, and the token is drawn as Gemini documents it: the ``top_k`` most likely tokens,
-        then the smallest of them whose probabilities add up to ``top_p``, then sampled at the
-        temperature. Without ``top_p``/``top_k``, the model publisher's values (`ModelSpec`). Either way the prompt is computed the same way whatever ran before (module
+        repeatable, and ``top_p``/``top_k`` (the request's ``topP``/``topK``) narrow the candidates;
+        left out, llama.cpp's own defaults apply (top_k 40, top_p 0.95, min_p 0.05). The nucleus Qwen
+        publishes for the model (top_k 20, top_p 0.8) was tried as the default on the bakery's
+        development requests (lesson 04, row 20) and not kept. Either way the prompt is computed the same way whatever ran before (module
         docstring), so greedy answers and token counts depend on the messages alone.
         ``top_logprobs`` asks llama.cpp for each generated token's log-probability and the
         ``top_logprobs`` most likely tokens at its position, from the softmax of the model's logits
@@ -211,10 +212,10 @@ class LocalLLM:
         }
         if seed is not None:
             request["seed"] = seed
-        if temperature:
-            spec = get_spec(self.name)
-            request.update(top_k=spec.top_k if top_k is None else top_k, top_p=spec.top_p if top_p is None else top_p,
-                           min_p=0.0)  # llama.cpp's own min_p cut is not part of Gemini's sampling
+        if top_p is not None:
+            request["top_p"] = top_p
+        if top_k is not None:
+            request["top_k"] = top_k
         if grammar is not None:
             request["grammar"] = grammar
         if top_logprobs is not None:

