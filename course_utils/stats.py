@@ -28,7 +28,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     denominator = 1 + z * z / n
     center = (p + z * z / (2 * n)) / denominator
     half = z / denominator * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, center - half), min(1.0, center + half)
+    return max(0.0, min(p, center - half)), min(1.0, max(p, center + half))  # rounding never puts p outside
 
 
 @dataclass(frozen=True)

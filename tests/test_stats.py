@@ -71,3 +71,11 @@ def test_mcnemar_exact_large_counts_stay_finite():
 def test_mcnemar_exact_refuses_negative_counts():
     with pytest.raises(ValueError):
         mcnemar_exact(-1, 3)
+
+
+@pytest.mark.parametrize("n", range(1, 200))
+def test_the_interval_always_holds_the_rate_itself(n):
+    """38/38 gave a high bound of 0.9999999999999999, below the rate: a negative error bar in lesson 04's plot."""
+    for successes in {0, 1, n // 2, n - 1, n}:
+        low, high = wilson_interval(successes, n)
+        assert low <= successes / n <= high
