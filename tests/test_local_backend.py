@@ -530,28 +530,25 @@ def test_the_weights_are_not_kept_twice_in_memory():
     assert params.no_extra_bufts is True and params.n_ctx == 8192
 
 
-class RecordingLLM:
-    """`LocalLLM.chat` with llama.cpp replaced: `requests` lists what would be sent to it."""
+def recording_llm():
+    """A `LocalLLM` whose llama.cpp is replaced: its `requests` list what `chat` would send to it."""
+    import threading
 
-    @staticmethod
-    def make():
-        import threading
+    from course_utils.backend.local.llm import LocalLLM
+    from course_utils.backend.local.models import DEFAULT_MODEL
 
-        from course_utils.backend.local.llm import LocalLLM
-        from course_utils.backend.local.models import DEFAULT_MODEL
-
-        llm = LocalLLM.__new__(LocalLLM)
-        llm.name, llm.context, llm._build, llm._prefixes, llm._lock = DEFAULT_MODEL, 8192, "test", None, threading.Lock()
-        llm._pieces, llm._dirty, llm._used, llm._on_disk = [], False, set(), set()
-        llm.requests = []
-        llm._compute = lambda prompt: None
-        llm._complete = lambda request: llm.requests.append(request) or {
-            "choices": [{"text": "ok", "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
-        return llm
+    llm = LocalLLM.__new__(LocalLLM)
+    llm.name, llm.context, llm._build, llm._prefixes, llm._lock = DEFAULT_MODEL, 8192, "test", None, threading.Lock()
+    llm._pieces, llm._dirty, llm._used, llm._on_disk = [], False, set(), set()
+    llm.requests = []
+    llm._compute = lambda prompt: None
+    llm._complete = lambda request: llm.requests.append(request) or {
+        "choices": [{"text": "ok", "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
+    return llm
 
 
 def test_top_p_and_top_k_reach_llama_cpp_only_when_a_request_sets_them() -> None:
-    llm = RecordingLLM.make()
+    llm = recording_llm()
     messages = [{"role": "user", "content": "hello"}]
     llm.chat(messages)
     llm.chat(messages, temperature=0.7, seed=1)
