@@ -197,8 +197,9 @@ class LocalLLM:
         repeatable, and ``top_p``/``top_k`` (the request's ``topP``/``topK``) narrow the candidates;
         left out, llama.cpp's own defaults apply (top_k 40, top_p 0.95, min_p 0.05). The nucleus Qwen
         publishes for the model (top_k 20, top_p 0.8) was tried as the default on the bakery's
-        development requests (lesson 04, row 20) and not kept. Either way the prompt is computed the same way whatever ran before (module
-        docstring), so greedy answers and token counts depend on the messages alone.
+        development requests (lesson 04, row 20) and not kept. Either way the prompt is computed the
+        same way whatever ran before (module docstring), so greedy answers and token counts depend on
+        the messages alone.
         ``top_logprobs`` asks llama.cpp for each generated token's log-probability and the
         ``top_logprobs`` most likely tokens at its position, from the softmax of the model's logits
         (before the grammar: a candidate may be a token the grammar would not have allowed).
