@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -145,14 +146,25 @@ def run_checked(harness: Harness, client: Any, request: BakeryRequest, *, sample
     return check_run(request, harness.mode, result, sample=sample, seconds=time.perf_counter() - start, error=error)
 
 
+SEEDING = "per request"  # how run_all seeds sampled runs; records made before it have no "seeding" (shared seeds)
+
+
+def run_seed(request_id: str, seed: int) -> int:
+    """The model's seed for run `seed` of one request: a hash of both, so that no two requests share their random
+    draws (with one seed for every request's run k, a draw that tipped one request toward a text answer tipped
+    them all), while every harness row still gets the same seed for the same (request, run)."""
+    return zlib.crc32(f"{request_id}/{seed}".encode()) & 0x7FFFFFFF
+
+
 def run_all(harnesses: dict[str, Harness], client: Any, requests: Sequence[BakeryRequest], *,
             seeds: Sequence[int | None] = (None,), temperature: float | None = None,
             progress: Callable[[Iterable], Iterable] = iter, **options: Any) -> list[Checklist]:
-    """Every request through every harness, once per seed. Runs are grouped by mode (one system prompt at a
-    time: the local backend keeps one prompt prefix cached)."""
+    """Every request through every harness, once per seed (sampled with `run_seed`; None: greedy). Runs are
+    grouped by mode (one system prompt at a time: the local backend keeps one prompt prefix cached)."""
     jobs = [(mode, request, sample, seed) for mode in harnesses for request in requests
             for sample, seed in enumerate(seeds)]
-    return [run_checked(harnesses[mode], client, request, sample=sample, seed=seed,
+    return [run_checked(harnesses[mode], client, request, sample=sample,
+                        seed=None if seed is None else run_seed(request.id, seed),
                         temperature=temperature if seed is not None else None, **options)
             for mode, request, sample, seed in progress(jobs)]
 

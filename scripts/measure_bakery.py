@@ -5,7 +5,7 @@
 
 Runs each request of the split through each mode of `build_harness` (the loop with `refuse_repeats=True`,
 as lesson 04 runs it) on the backend `make_client()` picks: once greedily (`--samples 0`), or `--samples N`
-times at `--temperature` with seeds 1…N. Writes data/measured/bakery/<split>_<label>.json (the backend,
+times at `--temperature` (run k of a request seeded with `run_seed(request, k)`, k = 1…N). Writes data/measured/bakery/<split>_<label>.json (the backend,
 the date, the settings and every checklist) and prints the summary. Lesson 04 reads the test file.
 Harness changes were compared on `dev` only; `test` is run once, with the chosen harness.
 """
@@ -20,7 +20,8 @@ from tqdm.auto import tqdm
 from course_utils.agent import build_harness
 from course_utils.backend.client import backend_of, make_client
 from course_utils.bakery import ASSISTANT_PREAMBLE, bakery_tools
-from course_utils.bakery_eval import MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, load_requests, run_all, summarize
+from course_utils.bakery_eval import (MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, SEEDING, load_requests, run_all,
+                                     summarize)
 from course_utils.paths import SKILLS_DIR
 from course_utils.skills import SkillLoader
 
@@ -46,7 +47,8 @@ def main() -> None:
     name = f"{args.split}_{args.label}.json" if args.label else f"{args.split}.json"
     backend = backend_of(client)
     record = {"backend": backend.name, "model": backend.generation_label(), "date": datetime.date.today().isoformat(), "split": args.split,
-              "seeds": seeds, "temperature": args.temperature if args.samples else None,
+              "seeds": seeds, "seeding": SEEDING if args.samples else None,
+              "temperature": args.temperature if args.samples else None,
               "max_turns": MAX_TURNS, "max_output_tokens": MAX_OUTPUT_TOKENS,
               "checklists": [c.to_dict() for c in checklists]}
     (OUT / name).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

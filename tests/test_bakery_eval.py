@@ -9,7 +9,7 @@ from course_utils.agent import AgentResult, Event
 from course_utils.bakery import TODAY, load_calendar
 from course_utils.bakery_eval import (
     MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, BakeryRequest, agreement, check_run, load_requests, read_record,
-    skills_loaded, summarize,
+    run_all, run_seed, skills_loaded, summarize,
 )
 from course_utils.paths import SKILLS_DIR
 from course_utils.skills import SkillLoader
@@ -137,3 +137,35 @@ def test_every_recorded_measurement_reads_back_and_ran_only_its_split():
         settings, checklists = read_record(path)
         assert checklists and {splits[c.request] for c in checklists} == {settings["split"]}, path.name
         assert settings["max_turns"] == MAX_TURNS and settings["max_output_tokens"] == MAX_OUTPUT_TOKENS
+
+
+class RecordingHarness:
+    """A harness that records the sampling options of each run instead of calling a model."""
+
+    mode = "on-demand"
+
+    def __init__(self) -> None:
+        self.options: list[dict] = []
+
+    def run(self, client, prompt, **options) -> AgentResult:
+        self.options.append(options)
+        return run(answer="We are open.")
+
+
+def test_no_two_requests_share_a_seed_and_every_harness_gets_the_same_ones():
+    """Run k of every request drawn with seed k made runs k move together; a seed per (request, run) does not."""
+    requests = [r for r in REQUESTS if r.split == "dev"]
+    first, second = RecordingHarness(), RecordingHarness()
+    for harness in (first, second):
+        run_all({"on-demand": harness}, None, requests, seeds=[1, 2], temperature=0.7)
+    seeds = [o["seed"] for o in first.options]
+    assert len(set(seeds)) == len(seeds) == 2 * len(requests)
+    assert [o["seed"] for o in second.options] == seeds  # harness rows stay paired
+    assert seeds[:2] == [run_seed(requests[0].id, 1), run_seed(requests[0].id, 2)]
+    assert all(0 <= s < 2**31 and o["temperature"] == 0.7 for s, o in zip(seeds, first.options))
+
+
+def test_a_greedy_run_has_no_seed_and_no_temperature():
+    harness = RecordingHarness()
+    run_all({"on-demand": harness}, None, REQUESTS[:2])
+    assert harness.options == [{"seed": None, "temperature": None}] * 2
