@@ -144,7 +144,9 @@ def check_calendar(day: str, line: str, *, today: date = TODAY, path: str | Path
     first, last = min(data["days"]), max(data["days"])
     label = day_label(when, today)
     if when < today:
-        return f"Error: {label} is in the past; today is {today.isoformat()} ({WEEKDAYS[today.weekday()]})."
+        # Not today's date: sampled runs that invented a year for an ISO date copied it from here and checked a
+        # closed Monday (dev row 19); the customer's own words are what resolve_day reads best.
+        return f"Error: {label} is in the past. Call check_calendar again with the day copied word for word from the customer's message."
     entry = data["days"].get(when.isoformat())
     if entry is None:
         return f"Error: {label} is outside the calendar, which covers {first} to {last}. Ask the customer for an earlier date or to call the shop."

@@ -98,7 +98,10 @@ def test_unknown_line():
 
 def test_dates_out_of_range():
     assert "outside the calendar, which covers 2026-11-30 to 2026-12-27" in check_calendar("2027-01-02", "regular")
-    assert check_calendar("2026-11-20", "regular").startswith("Error: 2026-11-20 (Friday, 10 days ago) is in the past")
+    past = check_calendar("2023-12-09", "regular")
+    assert past.startswith("Error: 2023-12-09 (Saturday, 1087 days ago) is in the past.")
+    assert "word for word from the customer's message" in past
+    assert "2026-11-30" not in past  # sampled runs copied today's date from here and checked a closed Monday
 
 
 def test_declaration_matches_the_function():
