@@ -59,3 +59,16 @@ def test_writing_the_table_replaces_only_the_table(tmp_path):
     text = readme.read_text()
     assert text.startswith("# Title\n\nintro\n\n| figure |") and text.endswith("| 2,048 MB |\n\nafter\n")
     assert "| old |" not in text and text.count("|---|---|---|") == 1
+
+
+def test_the_embedding_figures_send_1000_texts_each_and_the_second_are_all_different():
+    """`embed_1000_s` repeats the catalog's descriptions; `embed_1000_synthetic_s` sends 1,000 different ones."""
+    from course_utils.skills import SkillLoader
+
+    sent = []
+    client = SimpleNamespace(models=SimpleNamespace(
+        embed_content=lambda model, contents: sent.append([c.parts[0].text for c in contents])))
+    figures = commands.bench_embeddings(client, SkillLoader.from_root(REPO_ROOT / "skills" / "workplace"))
+    assert set(figures) == {"embed_1000_s", "embed_1000_synthetic_s"} and all(v >= 0 for v in figures.values())
+    repeated, distinct = sent
+    assert len(repeated) == len(distinct) == 1000 and len(set(distinct)) == 1000
