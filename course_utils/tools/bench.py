@@ -102,19 +102,23 @@ def bench_hybrid(client, loader, queries: list[str], k: int = 3) -> dict[str, An
     return {"hybrid_k": k, "hybrid_decision_p50_s": round(statistics.median(seconds), 3)}
 
 
-def bench_embeddings(client, loader, count: int = 1000) -> dict[str, Any]:
-    """Seconds to embed `count` descriptions through the SDK (one Content per text), twice: the catalog's own
-    descriptions repeated with a numbered suffix (`embed_1000_s`, the issue's figure: few distinct words), and
-    the first `count` of lesson 10's synthetic skills (`embed_1000_synthetic_s`: every description different)."""
-    from google.genai import types
-
+def embedding_workloads(loader, count: int = 1000) -> dict[str, list[str]]:
+    """`bench`'s two sets of `count` descriptions, by field: the catalog's own descriptions repeated with a numbered
+    suffix (`embed_1000_s`, the issue's figure: few distinct words), and the first `count` of lesson 10's synthetic
+    skills (`embed_1000_synthetic_s`: every description different)."""
     from course_utils.scale import synthetic_skills
 
     base = [skill.description for skill in loader.skills.values()]
-    workloads = {"embed_1000_s": [f"{base[i % len(base)]} (variant {i})" for i in range(count)],
-                 "embed_1000_synthetic_s": [skill.description for skill in synthetic_skills(count)]}
+    return {"embed_1000_s": [f"{base[i % len(base)]} (variant {i})" for i in range(count)],
+            "embed_1000_synthetic_s": [skill.description for skill in synthetic_skills(count)]}
+
+
+def bench_embeddings(client, loader, count: int = 1000) -> dict[str, Any]:
+    """Seconds per 1,000 texts to embed each of `embedding_workloads` through the SDK (one Content per text)."""
+    from google.genai import types
+
     results = {}
-    for field, texts in workloads.items():
+    for field, texts in embedding_workloads(loader, count).items():
         start = time.perf_counter()
         client.models.embed_content(model="gemini-embedding-2",
                                     contents=[types.Content(parts=[types.Part(text=t)]) for t in texts])
