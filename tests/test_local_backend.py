@@ -40,6 +40,7 @@ from course_utils.backend.local.guards import (
     callable_now,
     failing_functions,
     none_of,
+    selection_first,
     unmade_choices,
     unrepeated,
 )
@@ -436,10 +437,22 @@ def test_a_call_already_made_is_not_accepted_again_with_the_same_arguments() -> 
     assert unrepeated(dated, [{"day": "2026-12-10", "line": "regular"}]) is dated  # its own pattern is never replaced
 
 
+def test_before_any_call_the_answer_selects_or_answers_in_text() -> None:
+    load, calendar = parse_declaration(LOAD), parse_declaration(CALENDAR_REQUIRED)
+    assert selection_first([load, calendar], _after()) == [load]
+    assert callable_now([load, calendar], _after()) == [load]
+    assert selection_first([calendar], _after()) == [calendar]  # no selection offered: unchanged
+    assert selection_first([load, calendar], _after(("load_skill", {"name": "cake"}))) == [load, calendar]
+    after_calendar = _after(("check_calendar", {"day": "Friday", "line": "regular"}))
+    assert selection_first([load, calendar], after_calendar) == [load, calendar]  # only the first answer
+    prompt = build_prompt({"tools": [{"functionDeclarations": [LOAD, CALENDAR_REQUIRED]}], "contents": _after()})
+    assert "load_skill" in prompt.grammar and "check_calendar" not in prompt.grammar and '"text"' in prompt.grammar
+    assert "check_calendar" in prompt.messages[0]["content"]  # the prompt still shows every declaration
+
+
 def test_a_function_whose_latest_call_succeeded_is_not_offered_next() -> None:
     declarations = [parse_declaration(LOAD), parse_declaration(CALENDAR_REQUIRED)]
     friday = ("check_calendar", {"day": "Friday", "line": "regular"})
-    assert callable_now(declarations, _after()) == declarations  # a first turn gets every declaration as sent
     assert answered_functions(_after(friday)) == {"check_calendar"}
     assert [d.name for d in callable_now(declarations, _after(friday))] == ["load_skill"]
     failed = _after(friday)

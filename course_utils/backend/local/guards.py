@@ -3,9 +3,10 @@
 A small model told in words not to repeat a call often repeats it (lessons 03 and 04), so the grammar
 itself narrows what the answer may call once the conversation holds earlier calls: a selection is not
 made twice, a call is not repeated with the same arguments, and a function rests for one turn after its
-call succeeded or after two failures in a row. The prompt still shows every declaration (the cached
-prefix is reused), and a first-turn request gets every declaration as sent: no first-turn decision
-(lessons 06–11) changes. Chosen on lesson 04's development requests (``data/measured/bakery/dev_*.json``).
+call succeeded or after two failures in a row; and before any call, where a selection is offered, the
+answer selects or answers in text. The prompt still shows every declaration (the cached prefix is
+reused). A first turn whose only tool is the selection (lessons 06–11) is unchanged. Chosen on lesson
+04's development requests (``data/measured/bakery/dev_*.json``).
 """
 from __future__ import annotations
 
@@ -26,6 +27,12 @@ def _calls_made(contents: list[Any]) -> list[tuple[str, Json]]:
             for part in content.get("parts") or [] if isinstance(part, dict) and "functionCall" in part]
 
 
+def _is_selection(declaration: Declaration) -> bool:
+    """Whether a function's one argument is a choice among listed values (``load_skill`` and the catalog's names)."""
+    properties = declaration.parameters.get("properties") or {}
+    return len(properties) == 1 and "enum" in next(iter(properties.values()))
+
+
 def unmade_choices(declarations: list[Declaration], contents: list[Any]) -> list[Declaration]:
     """The declarations the answer may call: a selection already made in this conversation is not offered again.
 
@@ -36,9 +43,7 @@ def unmade_choices(declarations: list[Declaration], contents: list[Any]) -> list
     arguments are unchanged.
     """
     made = {name for name, _ in _calls_made(contents)}
-    return [d for d in declarations
-            if not (d.name in made and len(props := d.parameters.get("properties") or {}) == 1
-                    and "enum" in next(iter(props.values())))]
+    return [d for d in declarations if not (d.name in made and _is_selection(d))]
 
 
 MAX_ARGUMENT_COMBINATIONS = 64
@@ -160,13 +165,29 @@ def failing_functions(contents: list[Any]) -> set[str]:
             if len(failed) >= FAILURES_IN_A_ROW and all(failed[-FAILURES_IN_A_ROW:])}
 
 
+def selection_first(declarations: list[Declaration], contents: list[Any]) -> list[Declaration]:
+    """Before any call in the conversation, only the selections, when there are any: select, or answer in text.
+
+    A harness that offers skills asks the model to load the one that applies before anything else: Claude
+    Code's Skill tool says "When a skill is relevant, you must invoke this tool IMMEDIATELY as your first
+    action" (its description in version 2.0.73, as published in tweakcc's system-prompts collection). Told so
+    in words (development row 13), the small model still called another tool first; in lesson 04's fifth
+    test record its first call was ``check_calendar`` in 20 of 38 on-demand runs. So the grammar says it: the
+    first answer is a selection or a text answer. Declarations without a selection, and later turns, are
+    unchanged.
+    """
+    if _calls_made(contents) or not any(_is_selection(d) for d in declarations):
+        return declarations
+    return [d for d in declarations if _is_selection(d)]
+
+
 def callable_now(declarations: list[Declaration], contents: list[Any]) -> list[Declaration]:
-    """What the grammar accepts in this turn: no selection made twice (``unmade_choices``); no function whose
-    latest call succeeded (its answer is above: act on it) or whose last two calls failed (say so instead
-    of trying again); no call repeated with the same arguments (``unrepeated``). A first turn gets every
-    declaration as sent."""
+    """What the grammar accepts in this turn: a selection or text first (``selection_first``); no selection
+    made twice (``unmade_choices``); no function whose latest call succeeded (its answer is above: act on
+    it) or whose last two calls failed (say so instead of trying again); no call repeated with the same
+    arguments (``unrepeated``)."""
     calls = _calls_made(contents)
     resting = answered_functions(contents) | failing_functions(contents)
     narrowed = (unrepeated(d, [args for name, args in calls if name == d.name])
-                for d in unmade_choices(declarations, contents) if d.name not in resting)
+                for d in unmade_choices(selection_first(declarations, contents), contents) if d.name not in resting)
     return [d for d in narrowed if d is not None]
