@@ -170,10 +170,11 @@ def selection_first(declarations: list[Declaration], contents: list[Any]) -> lis
 
     A harness that offers skills asks the model to load the one that applies before anything else: Claude
     Code's Skill tool says "When a skill is relevant, you must invoke this tool IMMEDIATELY as your first
-    action" (its description in version 2.0.73, as published in tweakcc's system-prompts collection). Told so
-    in words (development row 13), the small model still called another tool first; in lesson 04's fifth
-    test record its first call was ``check_calendar`` in 20 of 38 on-demand runs. So the grammar says it: the
-    first answer is a selection or a text answer. Declarations without a selection, and later turns, are
+    action" (its description in version 2.0.73, as collected by the tweakcc project, read 2026-12-02). Told
+    so in words (the bakery's preamble since development row 3: read the matching instructions before any
+    other tool call), the small model still called another tool first: in lesson 04's fifth test record its
+    first call was ``check_calendar`` in 20 of 38 on-demand runs. So the grammar says it: the first answer
+    is a selection or a text answer. Declarations without a selection, and later turns, are
     unchanged.
     """
     if _calls_made(contents) or not any(_is_selection(d) for d in declarations):
