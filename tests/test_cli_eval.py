@@ -118,16 +118,26 @@ def test_two_selectors_write_records_and_a_paired_comparison(tmp_path, monkeypat
     assert "3 runs per query; the decision is the most frequent answer" in out
 
 
+TWO_QUERIES = """\
+- {query: "How many vacation days do I have left this year?", expected: leave-balance-calculator, kind: positive, lang: en}
+- {query: "Book 3 days of leave for me in the HR tool.", expected: null, kind: near-miss, lang: en}
+"""
+"""A trigger and a near miss from tiny_queries.yaml: every hybrid decision is a prompt of its own, computed cold
+(about 20 s each here), and two show the report as well as five did."""
+
+
 @pytest.mark.model
 def test_hybrid_offline_writes_its_report(tmp_path):
-    result = eval_trigger(tmp_path, "--skills", str(CATALOG), "--queries", str(QUERIES), "--selectors", "hybrid",
+    queries = tmp_path / "two.yaml"
+    queries.write_text(TWO_QUERIES, encoding="utf-8")
+    result = eval_trigger(tmp_path, "--skills", str(CATALOG), "--queries", str(queries), "--selectors", "hybrid",
                           "--backend", "local", "--k", "3", "--json", str(tmp_path / "report.json"))
     assert result.returncode == 0, result.stderr
     assert "hybrid: accuracy" in result.stdout
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["k"] == 3 and "threshold" not in data  # similarity only shortlists: no threshold is used
     report = data["selectors"]["hybrid"]
-    assert report["queries"] == 5 and report["errors"] == 0
+    assert report["queries"] == 2 and report["errors"] == 0
     assert report["mean_prompt_tokens"] > 100 and report["seconds_per_decision"] > 0
 
 
