@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 
 from course_utils.queries import load_queries
 from course_utils.selection import Decision
@@ -118,18 +119,12 @@ def test_two_selectors_write_records_and_a_paired_comparison(tmp_path, monkeypat
     assert "3 runs per query; the decision is the most frequent answer" in out
 
 
-TWO_QUERIES = """\
-- {query: "How many vacation days do I have left this year?", expected: leave-balance-calculator, kind: positive, lang: en}
-- {query: "Book 3 days of leave for me in the HR tool.", expected: null, kind: near-miss, lang: en}
-"""
-"""A trigger and a near miss from tiny_queries.yaml: every hybrid decision is a prompt of its own, computed cold
-(about 20 s each here), and two show the report as well as five did."""
-
-
 @pytest.mark.model
 def test_hybrid_offline_writes_its_report(tmp_path):
+    """A trigger and a near miss of the fixture's five: every hybrid prompt is computed cold, and two show the report."""
+    trigger, _, _, near_miss, _ = yaml.safe_load(QUERIES.read_text(encoding="utf-8"))
     queries = tmp_path / "two.yaml"
-    queries.write_text(TWO_QUERIES, encoding="utf-8")
+    queries.write_text(yaml.safe_dump([trigger, near_miss]), encoding="utf-8")
     result = eval_trigger(tmp_path, "--skills", str(CATALOG), "--queries", str(queries), "--selectors", "hybrid",
                           "--backend", "local", "--k", "3", "--json", str(tmp_path / "report.json"))
     assert result.returncode == 0, result.stderr
