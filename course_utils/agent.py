@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -117,6 +117,10 @@ def run_tool(functions: Mapping[str, Callable[..., Any]], name: str, arguments: 
         return f"Error: {name} failed: {type(err).__name__}: {err}"
 
 
+def _failed(output: Any) -> bool:
+    return isinstance(output, str) and output.startswith("Error")
+
+
 def repeat_note(tool: str, turn: int) -> str:
     """What the model reads instead of a repeated call's result (turn 0: a call in the history passed in)."""
     when = f"at turn {turn}" if turn else "earlier in this conversation"
@@ -141,6 +145,7 @@ def run_agent(
     tool_config: types.ToolConfig | None = None,
     max_output_tokens: int | None = None,
     refuse_repeats: bool = False,
+    stop_at_tools: Collection[str] = (),
     temperature: float | None = None,
     seed: int | None = None,
 ) -> AgentResult:
@@ -154,8 +159,11 @@ def run_agent(
 
     With `refuse_repeats`, a call identical to an earlier one (same tool, same arguments, in this run or
     in the history passed in) is not run again: the model gets `repeat_note(...)` instead, which points
-    it at the earlier result. `temperature` and `seed` go to the model as they are (None: its default;
-    the local backend decodes greedily).
+    it at the earlier result. With `stop_at_tools`, the first successful result of one of those tools is
+    the answer and the run ends there, as the OpenAI Agents SDK's `stopAtToolNames` and LangChain's
+    `return_direct` do: for a tool that writes the user's reply (a skill's script), so that the model does
+    not paraphrase it. A result starting with "Error" does not stop the run. `temperature` and `seed` go to
+    the model as they are (None: its default; the local backend decodes greedily).
     """
     if model is None:
         from course_utils.backend.client import GENERATION_MODEL as model  # noqa: N811 - the default model
@@ -214,6 +222,11 @@ def run_agent(
             parts.append(types.Part(function_response=types.FunctionResponse(
                 id=call.id, name=call.name, response={"result": output})))
         history.append(types.Content(role="user", parts=parts))
+        direct = [part.function_response.response["result"] for part in parts
+                  if part.function_response.name in stop_at_tools and not _failed(part.function_response.response["result"])]
+        if direct:
+            emit(Event("answer", turn, output=str(direct[0])))
+            return AgentResult(str(direct[0]), events, history, prompt_tokens)
     raise MaxTurnsExceeded(max_turns, AgentResult("", events, history, prompt_tokens))
 
 

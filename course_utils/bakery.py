@@ -1,16 +1,20 @@
-"""The bakery's calendar tool: free baking slots and pick-up times per day and production line.
+"""The bakery's tools: its calendar (free baking slots and pick-up times per day and production line), and the
+cake skill's script, `cake_quote`, which writes the reply to a cake order.
 
 Used by `notebooks/03_load_skill_loop.ipynb` and `04_three_modes.ipynb`, where the `custom-cake-order` skill tells the model
-to call `check_calendar` before it promises a date. The data is `data/bakery_calendar.yaml`
-(synthetic, four weeks from Monday 2026-11-30).
+to send a cake order to its script, which checks the calendar before it promises a date; the other skills point to
+`check_calendar`. The data is `data/bakery_calendar.yaml` (synthetic, four weeks from Monday 2026-11-30).
 
-The tool answers in short sentences a model can read. Every problem (an unknown line, a date it
+The calendar tool answers in short sentences a model can read. Every problem (an unknown line, a date it
 cannot read, a date outside the calendar, a closed day) is an answer starting with `Error:` that
 says what to do instead, never an exception: the agent loop hands the text to the model as is.
 """
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from datetime import date, timedelta
 from functools import lru_cache, partial
 from pathlib import Path
@@ -19,7 +23,7 @@ from typing import Any
 import yaml
 from google.genai import types
 
-from course_utils.paths import DATA_DIR
+from course_utils.paths import DATA_DIR, SKILLS_DIR
 
 CALENDAR_FILE = DATA_DIR / "bakery_calendar.yaml"
 TODAY = date(2026, 11, 30)
@@ -197,6 +201,49 @@ CAKE_REQUEST = "I need a cake for 20 people this Saturday. Chocolate, and one gu
 """The lesson's running example: it needs the custom-cake-order skill and the nut-free line's calendar."""
 
 
+CAKE_QUOTE_SCRIPT = SKILLS_DIR / "bakery" / "custom-cake-order" / "scripts" / "cake_quote.py"
+"""The cake skill's script (Agent Skills' optional `scripts/` folder): the rules that are arithmetic and look-ups."""
+
+
+def cake_quote(guests: int, flavour: str, line: str, day: str) -> str:
+    """Run the custom-cake-order skill's script in its own process, the order as JSON on stdin: the reply it writes
+    for the customer (from the course's fixed `TODAY`), or an `Error:` line."""
+    order = json.dumps({"guests": guests, "flavour": flavour, "line": line, "day": day})
+    run = subprocess.run([sys.executable, str(CAKE_QUOTE_SCRIPT)], input=order, capture_output=True, text=True,
+                         timeout=60)
+    if run.returncode != 0:
+        return f"Error: the script failed: {run.stderr.strip().splitlines()[-1] if run.stderr.strip() else run.returncode}"
+    return run.stdout.strip()
+
+
+def cake_quote_declaration() -> types.FunctionDeclaration:
+    """The declaration of the custom-cake-order skill's script."""
+    return types.FunctionDeclaration(
+        name="cake_quote",
+        description="The custom-cake-order skill's script: checks the calendar, the lead time, the size, the price and "
+                    "the deposit of a cake order, and writes the text to send the customer.",
+        parameters=types.Schema(
+            type=types.Type.OBJECT,
+            properties={
+                "guests": types.Schema(type=types.Type.INTEGER, description="How many guests the cake is for."),
+                "flavour": types.Schema(type=types.Type.STRING, enum=["chocolate", "vanilla", "dulce de leche", "other"],
+                                        description='The flavour the customer asked for; "other" for any other flavour.'),
+                "line": types.Schema(type=types.Type.STRING, enum=list(LINES),
+                                     description='"nut-free" when a guest has a nut allergy, else "regular".'),
+                "day": types.Schema(type=types.Type.STRING,
+                                    description="The day the customer asked for, copied word for word from the customer's "
+                                                "message."),
+            },
+            required=["guests", "flavour", "line", "day"],
+        ),
+    )
+
+
+ANSWERING_TOOLS = ("cake_quote",)
+"""Tools whose successful result is the reply the customer reads: `run_agent(..., stop_at_tools=ANSWERING_TOOLS)`."""
+
+
 def bakery_tools(today: date = TODAY) -> tuple[list[types.FunctionDeclaration], dict[str, Any]]:
     """The bakery's task tools: (declarations, {name: callable}), ready for `build_harness`."""
-    return [check_calendar_declaration()], {"check_calendar": partial(check_calendar, today=today)}
+    return ([check_calendar_declaration(), cake_quote_declaration()],
+            {"check_calendar": partial(check_calendar, today=today), "cake_quote": cake_quote})

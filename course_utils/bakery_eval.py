@@ -75,9 +75,10 @@ def skills_loaded(result: AgentResult) -> list[str]:
 
 
 def calendar_checked(result: AgentResult, expected: Iterable[tuple[str, str]]) -> bool:
-    """Whether one `check_calendar` call asked for one of the expected (day, line) pairs (weekday names resolved)."""
+    """Whether one `check_calendar` call, or one order sent to the cake skill's script (`cake_quote`, which checks the
+    calendar itself), asked for one of the expected (day, line) pairs (weekday names resolved)."""
     wanted = {(day, line) for day, line in expected}
-    for arguments in result.calls("check_calendar"):
+    for arguments in [*result.calls("check_calendar"), *result.calls("cake_quote")]:
         try:
             day = resolve_day(str(arguments.get("day", ""))).isoformat()
         except ValueError:

@@ -3,7 +3,7 @@
     .venv/bin/python scripts/measure_bakery.py dev  --label active-results
     .venv/bin/python scripts/measure_bakery.py test --modes all,on-demand,filesystem --samples 3
 
-Runs each request of the split through each mode of `build_harness` (the loop with `refuse_repeats=True`,
+Runs each request of the split through each mode of `build_harness` (the loop with `refuse_repeats=True` and `stop_at_tools=ANSWERING_TOOLS`,
 as lesson 04 runs it) on the backend `make_client()` picks: once greedily (`--samples 0`), or `--samples N`
 times at `--temperature` (run k of a request seeded with `run_seed(request, k)`, k = 1…N). Writes
 data/measured/bakery/<split>_<label>.json (the backend, the date, the settings and every checklist) and prints the
@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from course_utils.agent import build_harness
 from course_utils.backend.client import backend_of, make_client
-from course_utils.bakery import ASSISTANT_PREAMBLE, bakery_tools
+from course_utils.bakery import ANSWERING_TOOLS, ASSISTANT_PREAMBLE, bakery_tools
 from course_utils.bakery_eval import (MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, SEEDING, load_requests, run_all,
                                      summarize)
 from course_utils.paths import SKILLS_DIR
@@ -43,14 +43,15 @@ def main() -> None:
     seeds = list(range(1, args.samples + 1)) or [None]
     checklists = run_all(harnesses, client, load_requests(split=args.split), seeds=seeds,
                          temperature=args.temperature, progress=lambda jobs: tqdm(jobs, desc="runs"),
-                         max_turns=MAX_TURNS, max_output_tokens=MAX_OUTPUT_TOKENS, refuse_repeats=True)
+                         max_turns=MAX_TURNS, max_output_tokens=MAX_OUTPUT_TOKENS, refuse_repeats=True,
+                         stop_at_tools=ANSWERING_TOOLS)
     OUT.mkdir(parents=True, exist_ok=True)
     name = f"{args.split}_{args.label}.json" if args.label else f"{args.split}.json"
     backend = backend_of(client)
     record = {"backend": backend.name, "model": backend.generation_label(), "date": datetime.date.today().isoformat(), "split": args.split,
               "seeds": seeds, "seeding": SEEDING if args.samples else None,
               "temperature": args.temperature if args.samples else None,
-              "max_turns": MAX_TURNS, "max_output_tokens": MAX_OUTPUT_TOKENS,
+              "max_turns": MAX_TURNS, "max_output_tokens": MAX_OUTPUT_TOKENS, "stop_at_tools": list(ANSWERING_TOOLS),
               "checklists": [c.to_dict() for c in checklists]}
     (OUT / name).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     for row in summarize(checklists):

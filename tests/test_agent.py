@@ -14,7 +14,8 @@ from course_utils.agent import (
     ACTIVATION_NOTE, MODES, PREVIEW_CHARS, activating_loader, AgentResult, Event, MaxTurnsExceeded, RecordingClient, ReplayClient, ReplayMismatch, UntrustedSkillRoot,
     build_harness, format_event, load_trusted_skills, repeat_note, run_agent, run_tool,
 )
-from course_utils.bakery import ASSISTANT_PREAMBLE, CAKE_REQUEST, bakery_tools, check_calendar, check_calendar_declaration
+from course_utils.bakery import (ANSWERING_TOOLS, ASSISTANT_PREAMBLE, CAKE_REQUEST, bakery_tools, check_calendar,
+                                 check_calendar_declaration)
 from course_utils.files import ConfinedReader
 from course_utils.paths import REPO_ROOT, SKILLS_DIR
 from course_utils.skills import SkillLoader
@@ -65,6 +66,27 @@ def bakery() -> SkillLoader:
 
 
 # --------------------------------------------------------------------------- the loop
+
+
+def test_a_stop_tool_s_result_is_the_answer_and_ends_the_run():
+    """`stop_at_tools`: the model's next paraphrase is never asked for; the tool's text is the answer."""
+    quote = {"reply": lambda order: f"Cake for {order}. Shall I book it?"}
+    client = ScriptedClient(call("reply", 120, order="10 guests"), text("Here is a summary of your order.", 180))
+    seen: list[Event] = []
+    result = run_agent(client, "A cake?", model="m", functions=quote, stop_at_tools=("reply",), callbacks=[seen.append])
+    assert result.answer == "Cake for 10 guests. Shall I book it?" and result.turns == 1 and len(client.requests) == 1
+    assert [(e.kind, e.turn) for e in seen] == [("request", 1), ("tool_start", 1), ("tool_end", 1), ("answer", 1)]
+    assert function_responses(result.history[-1])[0].response == {"result": "Cake for 10 guests. Shall I book it?"}
+
+
+def test_a_stop_tool_that_fails_or_no_stop_option_lets_the_loop_go_on():
+    failing = {"reply": lambda order: "Error: no such order."}
+    client = ScriptedClient(call("reply", 100, order="x"), text("Sorry, I could not price it."))
+    assert run_agent(client, "A cake?", model="m", functions=failing, stop_at_tools=("reply",)).answer == \
+        "Sorry, I could not price it."
+    plain = {"reply": lambda order: "Cake. Shall I book it?"}
+    client = ScriptedClient(call("reply", 100, order="x"), text("Here is a summary of your order."))
+    assert run_agent(client, "A cake?", model="m", functions=plain).answer == "Here is a summary of your order."
 
 
 def test_events_come_in_order_and_the_answer_ends_the_run():
@@ -264,7 +286,7 @@ def test_bakery_tools_use_the_reference_date():
     from datetime import date
 
     declarations, functions = bakery_tools(today=date(2026, 12, 5))
-    assert [d.name for d in declarations] == ["check_calendar"]
+    assert [d.name for d in declarations] == ["check_calendar", "cake_quote"]
     assert functions["check_calendar"]("Friday", "nut-free").startswith("2026-12-11 (Friday, in 6 days)")
     assert run_tool(functions, "check_calendar", {"day": "Friday"}).startswith(
         "Error: check_calendar failed: TypeError: check_calendar()")
@@ -359,8 +381,12 @@ def test_model_the_cake_request_runs_end_to_end(local_client, bakery):
     """Whatever the small model decides, the loop ends with an answer or a clean MaxTurnsExceeded."""
     harness = build_harness("on-demand", bakery, PREAMBLE, *bakery_tools())
     try:
-        result = harness.run(local_client, CAKE_REQUEST, max_turns=4, max_output_tokens=200, refuse_repeats=True)
+        result = harness.run(local_client, CAKE_REQUEST, max_turns=4, max_output_tokens=200, refuse_repeats=True,
+                             stop_at_tools=ANSWERING_TOOLS)
         assert result.events[-1].kind == "answer" and result.answer.strip()
+        if result.events[-2].kind == "tool_end":  # ended by the cake script's reply: that reply is the answer
+            assert result.events[-2].tool in ANSWERING_TOOLS
+            assert result.answer == result.history[-1].parts[-1].function_response.response["result"]
     except MaxTurnsExceeded as err:
         result = err.result
         assert result.turns == 4 and result.events[-1].kind == "tool_end"

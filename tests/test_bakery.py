@@ -110,3 +110,49 @@ def test_declaration_matches_the_function():
     assert declaration.parameters.required == ["day", "line"]
     assert declaration.parameters.properties["line"].enum == list(LINES)
     assert TODAY.weekday() == 0
+
+
+# --------------------------------------------------------------------------- the cake skill's script
+
+from course_utils.bakery import ANSWERING_TOOLS, cake_quote, cake_quote_declaration  # noqa: E402
+from course_utils.paths import SKILLS_DIR  # noqa: E402
+
+
+def _quote():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cake_quote_script", SKILLS_DIR / "bakery" / "custom-cake-order" / "scripts" / "cake_quote.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.quote
+
+
+@pytest.mark.parametrize("guests, flavour, line, day, expected", [
+    (10, "vanilla", "regular", "Thursday 10 December",
+     "Cake: 18 cm, vanilla, regular line\nBaked: Thursday 2026-12-10, 06:00 — pick-up from 15:00 to 19:00\n"
+     "Price: €32 — deposit €16 now, the rest at pick-up\nShall I book it?"),
+    (30, "vanille", "regular", "samedi 26 décembre", "Cake: two tiers, vanilla, regular line"),  # French flavour names
+    (24, "chocolate", "nut-free", "2026-12-04", "Baked: Friday 2026-12-04, 05:00 — pick-up from 12:00 to 19:00"),
+])
+def test_the_script_writes_the_summary_in_the_skill_s_format(guests, flavour, line, day, expected):
+    assert expected in _quote()(guests, flavour, line, day)
+
+
+def test_the_script_applies_the_rules_that_are_not_a_summary():
+    quote = _quote()
+    assert "pastry chef" in quote(45, "vanilla", "regular", "Saturday 12 December")
+    other = quote(12, "other", "regular", "Tuesday 8 December")
+    assert "chocolate, vanilla or dulce de leche" in other and "18 cm (€32)" in other and other.endswith("?")
+    assert "72 hours" in quote(8, "chocolate", "regular", "tomorrow")
+    full = quote(20, "chocolate", "nut-free", "this Saturday")  # the nut-free line bakes on Fridays only
+    assert "Friday 2026-12-04" in full and "€48" in full and "deposit €24" in full and full.endswith("?")
+    assert quote(10, "vanilla", "gluten-free", "Friday").startswith("Error:")
+    assert quote(10, "vanilla", "regular", "someday").startswith("Error:")
+
+
+def test_the_tool_runs_the_script_in_its_own_process_and_declares_its_arguments():
+    assert cake_quote(10, "vanilla", "regular", "Thursday 10 December") == _quote()(10, "vanilla", "regular",
+                                                                                      "Thursday 10 December")
+    declaration = cake_quote_declaration()
+    assert declaration.name == "cake_quote" and ANSWERING_TOOLS == ("cake_quote",)
+    assert set(declaration.parameters.required) == set(declaration.parameters.properties) == {"guests", "flavour", "line", "day"}

@@ -87,6 +87,16 @@ def test_a_run_that_does_everything_passes_every_check():
     assert c.calls == ['load_skill({"name": "custom-cake-order"})', 'check_calendar({"day": "Friday", "line": "nut-free"})']
 
 
+def test_an_order_sent_to_the_cake_script_counts_as_a_calendar_check_on_its_day_and_line():
+    """The script checks the calendar itself: its order's day and line are judged like a check_calendar call's."""
+    order = {"guests": 20, "flavour": "chocolate", "day": "this Friday"}
+    right = check_run(CAKE, "on-demand", run(("load_skill", {"name": "custom-cake-order"}),
+                                             ("cake_quote", {**order, "line": "nut-free"})))
+    wrong_line = check_run(CAKE, "on-demand", run(("load_skill", {"name": "custom-cake-order"}),
+                                                  ("cake_quote", {**order, "line": "regular"})))
+    assert right.calendar_right is True and wrong_line.calendar_right is False
+
+
 def test_each_failure_is_its_own_check():
     twice = run(("load_skill", {"name": "custom-cake-order"}), ("load_skill", {"name": "custom-cake-order"}),
                 ("check_calendar", {"day": "2026-12-05", "line": "regular"}), answer="Saturday works.")
