@@ -130,6 +130,17 @@ def free_days_near(when: date, line: str, data: dict[str, Any], today: date = TO
     return sorted(sorted(free, key=lambda d: (abs((d - when).days), d))[:count])
 
 
+def line_and_day(day: str, line: str, today: date = TODAY) -> tuple[str, date] | str:
+    """The production line's name and the date `day` means (`resolve_day`), or the `Error:` sentence to answer with."""
+    line_name = str(line).strip().lower()
+    if line_name not in LINES:
+        return f'Error: unknown line "{line}". The production lines are: {", ".join(LINES)}.'
+    try:
+        return line_name, resolve_day(day, today)
+    except ValueError as err:
+        return f"Error: {err}."
+
+
 def check_calendar(day: str, line: str, *, today: date = TODAY, path: str | Path = CALENDAR_FILE) -> str:
     """Free baking slots and pick-up times for one day on one production line.
 
@@ -138,13 +149,10 @@ def check_calendar(day: str, line: str, *, today: date = TODAY, path: str | Path
     Returns one or two sentences; problems come back as a string starting with "Error:".
     """
     data = load_calendar(path)
-    line_name = str(line).strip().lower()
-    if line_name not in LINES:
-        return f'Error: unknown line "{line}". The production lines are: {", ".join(LINES)}.'
-    try:
-        when = resolve_day(day, today)
-    except ValueError as err:
-        return f"Error: {err}."
+    parsed = line_and_day(day, line, today)
+    if isinstance(parsed, str):
+        return parsed
+    line_name, when = parsed
     first, last = min(data["days"]), max(data["days"])
     label = day_label(when, today)
     if when < today:

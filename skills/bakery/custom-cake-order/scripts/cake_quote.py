@@ -11,7 +11,7 @@ import json
 import sys
 from datetime import date
 
-from course_utils.bakery import LINES, TODAY, WEEKDAYS, free_days_near, load_calendar, resolve_day
+from course_utils.bakery import TODAY, WEEKDAYS, free_days_near, line_and_day, load_calendar
 
 FLAVOURS = ("chocolate", "vanilla", "dulce de leche")
 FRENCH = {"chocolat": "chocolate", "vanille": "vanilla"}
@@ -33,12 +33,10 @@ def quote(guests: int, flavour: str, line: str, day: str, today: date = TODAY) -
     if choice not in FLAVOURS:
         return (f"Sorry, we do not bake that flavour: our cakes are chocolate, vanilla or dulce de leche. "
                 f"For {guests} guests the cake is {size} ({_euros(price)}). Which of these three flavours would you like?")
-    if line not in LINES:
-        return f'Error: line must be "regular" or "nut-free", not "{line}".'
-    try:
-        when = resolve_day(day, today)
-    except ValueError as err:
-        return f"Error: {err}."
+    parsed = line_and_day(day, line, today)
+    if isinstance(parsed, str):
+        return parsed
+    line, when = parsed
     if (when - today).days < LEAD_DAYS:
         return ("Sorry, a cake made to order needs at least 72 hours between now and its baking slot: "
                 f"{WEEKDAYS[when.weekday()]} {when.isoformat()} is too soon. Which later day would suit you?")
