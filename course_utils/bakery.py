@@ -118,7 +118,8 @@ def day_label(when: date, today: date = TODAY) -> str:
     return f"{when.isoformat()} ({WEEKDAYS[when.weekday()]}, {distance})"
 
 
-def _slots(entry: dict[str, Any]) -> tuple[list[str], list[str]]:
+def line_slots(entry: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """One line's (free baking slots, pick-up windows) from its entry in a calendar day."""
     return list(entry.get("baking_slots") or []), list(entry.get("pickup") or [])
 
 
@@ -126,7 +127,7 @@ def free_days_near(when: date, line: str, data: dict[str, Any], today: date = TO
     """Up to `count` days from `today` on with a free baking slot on `line`, nearest to `when` first,
     returned in date order (the nearest free day may come before the requested one)."""
     free = [date.fromisoformat(day) for day, entry in data["days"].items()
-            if date.fromisoformat(day) >= today and _slots(entry.get(line) or {})[0]]
+            if date.fromisoformat(day) >= today and line_slots(entry.get(line) or {})[0]]
     return sorted(sorted(free, key=lambda d: (abs((d - when).days), d))[:count])
 
 
@@ -162,8 +163,8 @@ def check_calendar(day: str, line: str, *, today: date = TODAY, path: str | Path
     entry = data["days"].get(when.isoformat())
     if entry is None:
         return f"Error: {label} is outside the calendar, which covers {first} to {last}. Ask the customer for an earlier date or to call the shop."
-    slots, pickup = _slots(entry.get(line_name) or {})
-    if not any(_slots(entry.get(name) or {})[1] for name in LINES):
+    slots, pickup = line_slots(entry.get(line_name) or {})
+    if not any(line_slots(entry.get(name) or {})[1] for name in LINES):
         return f"Error: the bakery is closed on {label}: no baking and no pick-up. Try another day."
     if slots:
         return (f"{label}, {line_name} line: free baking slots {', '.join(slots)}; "
@@ -213,10 +214,10 @@ CAKE_QUOTE_SCRIPT = SKILLS_DIR / "bakery" / "custom-cake-order" / "scripts" / "c
 """The cake skill's script (Agent Skills' optional `scripts/` folder): the rules that are arithmetic and look-ups."""
 
 
-def cake_quote(guests: int, flavour: str, line: str, day: str) -> str:
+def cake_quote(guests: int, flavour: str, line: str, day: str, *, today: date = TODAY) -> str:
     """Run the custom-cake-order skill's script in its own process, the order as JSON on stdin: the reply it writes
-    for the customer (from the course's fixed `TODAY`), or an `Error:` line."""
-    order = json.dumps({"guests": guests, "flavour": flavour, "line": line, "day": day})
+    for the customer (days counted from `today`), or an `Error:` line."""
+    order = json.dumps({"guests": guests, "flavour": flavour, "line": line, "day": day, "today": today.isoformat()})
     run = subprocess.run([sys.executable, str(CAKE_QUOTE_SCRIPT)], input=order, capture_output=True, text=True,
                          timeout=60)
     if run.returncode != 0:
@@ -254,4 +255,4 @@ ANSWERING_TOOLS = ("cake_quote",)
 def bakery_tools(today: date = TODAY) -> tuple[list[types.FunctionDeclaration], dict[str, Any]]:
     """The bakery's task tools: (declarations, {name: callable}), ready for `build_harness`."""
     return ([check_calendar_declaration(), cake_quote_declaration()],
-            {"check_calendar": partial(check_calendar, today=today), "cake_quote": cake_quote})
+            {"check_calendar": partial(check_calendar, today=today), "cake_quote": partial(cake_quote, today=today)})

@@ -3,8 +3,8 @@
     .venv/bin/python scripts/measure_bakery.py dev  --label active-results
     .venv/bin/python scripts/measure_bakery.py test --modes all,on-demand,filesystem --samples 3
 
-Runs each request of the split through each mode of `build_harness` (the loop with `refuse_repeats=True` and `stop_at_tools=ANSWERING_TOOLS`,
-as lesson 04 runs it) on the backend `make_client()` picks: once greedily (`--samples 0`), or `--samples N`
+Runs each request of the split through each mode of `build_harness` (the loop with `refuse_repeats=True` and
+`stop_at_tools=ANSWERING_TOOLS`, as lesson 04 runs it) on the backend `make_client()` picks: once greedily (`--samples 0`), or `--samples N`
 times at `--temperature` (run k of a request seeded with `run_seed(request, k)`, k = 1…N). Writes
 data/measured/bakery/<split>_<label>.json (the backend, the date, the settings and every checklist) and prints the
 summary. Lesson 04 reads the test file.

@@ -288,6 +288,7 @@ def test_bakery_tools_use_the_reference_date():
     declarations, functions = bakery_tools(today=date(2026, 12, 5))
     assert [d.name for d in declarations] == ["check_calendar", "cake_quote"]
     assert functions["check_calendar"]("Friday", "nut-free").startswith("2026-12-11 (Friday, in 6 days)")
+    assert functions["cake_quote"](10, "vanilla", "regular", "Monday").startswith("Sorry, a cake made to order needs")
     assert run_tool(functions, "check_calendar", {"day": "Friday"}).startswith(
         "Error: check_calendar failed: TypeError: check_calendar()")
 
