@@ -214,9 +214,11 @@ CAKE_QUOTE_SCRIPT = SKILLS_DIR / "bakery" / "custom-cake-order" / "scripts" / "c
 """The cake skill's script (Agent Skills' optional `scripts/` folder): the rules that are arithmetic and look-ups."""
 
 
-def cake_quote(guests: int, flavour: str, line: str, day: str, *, today: date = TODAY) -> str:
+def cake_quote(guests: int, flavour: str, nut_allergy: bool, day: str, *, today: date = TODAY) -> str:
     """Run the custom-cake-order skill's script in its own process, the order as JSON on stdin: the reply it writes
-    for the customer (days counted from `today`), or an `Error:` line."""
+    for the customer (days counted from `today`; the nut-free line when a guest has a nut allergy), or an `Error:`
+    line."""
+    line = "nut-free" if nut_allergy else "regular"
     order = json.dumps({"guests": guests, "flavour": flavour, "line": line, "day": day, "today": today.isoformat()})
     run = subprocess.run([sys.executable, str(CAKE_QUOTE_SCRIPT)], input=order, capture_output=True, text=True,
                          timeout=60)
@@ -237,13 +239,13 @@ def cake_quote_declaration() -> types.FunctionDeclaration:
                 "guests": types.Schema(type=types.Type.INTEGER, description="How many guests the cake is for."),
                 "flavour": types.Schema(type=types.Type.STRING, enum=["chocolate", "vanilla", "dulce de leche", "other"],
                                         description='The flavour the customer asked for; "other" for any other flavour.'),
-                "line": types.Schema(type=types.Type.STRING, enum=list(LINES),
-                                     description='"nut-free" when a guest has a nut allergy, else "regular".'),
+                "nut_allergy": types.Schema(type=types.Type.BOOLEAN,
+                                            description="true when a guest is allergic to nuts or cannot eat nuts."),
                 "day": types.Schema(type=types.Type.STRING,
                                     description="The day the customer asked for, copied word for word from the customer's "
                                                 "message."),
             },
-            required=["guests", "flavour", "line", "day"],
+            required=["guests", "flavour", "nut_allergy", "day"],
         ),
     )
 
