@@ -78,7 +78,8 @@ def calendar_checked(result: AgentResult, expected: Iterable[tuple[str, str]]) -
     """Whether one `check_calendar` call, or one order sent to the cake skill's script (`cake_quote`, which checks the
     calendar itself), asked for one of the expected (day, line) pairs (weekday names resolved)."""
     wanted = {(day, line) for day, line in expected}
-    orders = [{**args, "line": "nut-free" if args.get("nut_allergy") else "regular"} for args in result.calls("cake_quote")]
+    orders = [args if "line" in args else {**args, "line": "nut-free" if args.get("nut_allergy") else "regular"}
+              for args in result.calls("cake_quote")]  # orders recorded before row 30 name the line
     for arguments in [*result.calls("check_calendar"), *orders]:
         try:
             day = resolve_day(str(arguments.get("day", ""))).isoformat()

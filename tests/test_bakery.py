@@ -151,8 +151,10 @@ def test_the_script_applies_the_rules_that_are_not_a_summary():
 
 
 def test_the_tool_runs_the_script_in_its_own_process_and_declares_its_arguments():
-    assert cake_quote(10, "vanilla", "regular", "Thursday 10 December") == _quote()(10, "vanilla", "regular",
-                                                                                      "Thursday 10 December")
+    for nut_allergy, line in [(False, "regular"), (True, "nut-free")]:  # the tool derives the line from the allergy
+        assert cake_quote(10, "vanilla", nut_allergy, "Thursday 10 December") == _quote()(10, "vanilla", line,
+                                                                                          "Thursday 10 December")
     declaration = cake_quote_declaration()
     assert declaration.name == "cake_quote" and ANSWERING_TOOLS == ("cake_quote",)
-    assert set(declaration.parameters.required) == set(declaration.parameters.properties) == {"guests", "flavour", "line", "day"}
+    assert set(declaration.parameters.required) == set(declaration.parameters.properties) == {
+        "guests", "flavour", "nut_allergy", "day"}

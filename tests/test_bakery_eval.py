@@ -95,6 +95,11 @@ def test_an_order_sent_to_the_cake_script_counts_as_a_calendar_check_on_its_day_
     wrong_line = check_run(CAKE, "on-demand", run(("load_skill", {"name": "custom-cake-order"}),
                                                   ("cake_quote", {**order, "line": "regular"})))
     assert right.calendar_right is True and wrong_line.calendar_right is False
+    allergy = check_run(CAKE, "on-demand", run(("load_skill", {"name": "custom-cake-order"}),
+                                               ("cake_quote", {**order, "nut_allergy": True})))
+    no_allergy = check_run(CAKE, "on-demand", run(("load_skill", {"name": "custom-cake-order"}),
+                                                  ("cake_quote", {**order, "nut_allergy": False})))
+    assert allergy.calendar_right is True and no_allergy.calendar_right is False  # the tool's line, from the allergy
 
 
 def test_each_failure_is_its_own_check():
