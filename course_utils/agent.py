@@ -157,8 +157,8 @@ def run_agent(
     callback as an `Event`. Raises `MaxTurnsExceeded` (holding the partial result) when the model
     has made `max_turns` calls without answering in text.
 
-    With `refuse_repeats`, a call identical to an earlier one (same tool, same arguments, in the history passed
-    in, or in this run with a result that was not an error) is not run again: the model gets `repeat_note(...)` instead, which points
+    With `refuse_repeats`, a call identical to an earlier one (same tool, same arguments, in this run or
+    in the history passed in) is not run again: the model gets `repeat_note(...)` instead, which points
     it at the earlier result. With `stop_at_tools`, the first successful result of one of those tools is
     the answer and the run ends there, as the OpenAI Agents SDK's `stopAtToolNames` and LangChain's
     `return_direct` do: for a tool that writes the user's reply (a skill's script), so that the model does
@@ -216,9 +216,8 @@ def run_agent(
             if refuse_repeats and key in earlier:
                 output = repeat_note(call.name, earlier[key])
             else:
+                earlier.setdefault(key, turn)
                 output = run_tool(functions, call.name, arguments)
-                if not _failed(output):  # a failed call may succeed later (its skill loaded since): not a repeat
-                    earlier.setdefault(key, turn)
             emit(Event("tool_end", turn, tool=call.name, arguments=arguments, output=shorten(output, PREVIEW_CHARS)))
             parts.append(types.Part(function_response=types.FunctionResponse(
                 id=call.id, name=call.name, response={"result": output})))
@@ -329,50 +328,11 @@ class Harness:
     system_instruction: str
     declarations: list[types.FunctionDeclaration]
     functions: dict[str, Callable[..., Any]] = field(default_factory=dict)
-    scope: SkillScope | None = None
 
     def run(self, client: Any, prompt: str | Sequence[types.Content], **options: Any) -> AgentResult:
-        """`run_agent` with this harness's instruction and tools (options: model, max_turns, callbacks, …);
-        with a `scope`, each run starts with no skill active."""
-        functions = self.scope.guard(self.functions) if self.scope else self.functions
+        """`run_agent` with this harness's instruction and tools (options: model, max_turns, callbacks, …)."""
         return run_agent(client, prompt, system_instruction=self.system_instruction,
-                         declarations=self.declarations, functions=functions, **options)
-
-
-INACTIVE_SKILL_TOOL = ('Error: {tool} belongs to the skill "{skill}", which is not active. If the user\'s request is '
-                       'what "{skill}" is for, activate it first ({how}); otherwise answer without {tool}.')
-"""What the model reads when it calls a skill's own tool before that skill is active."""
-
-
-@dataclass(frozen=True)
-class SkillScope:
-    """Task tools that belong to one skill (its scripts), run only once that skill is active in the run.
-
-    An agent finds a skill's scripts when it opens the skill (Agent Skills' progressive disclosure); here they
-    are declared from the start, and a call made before their skill is active gets `INACTIVE_SKILL_TOOL`
-    instead of running. `activates(tool, arguments)` names the skill a successful call makes active.
-    """
-
-    owners: Mapping[str, str]
-    activates: Callable[[str, Mapping[str, Any]], str | None]
-    how: str
-
-    def guard(self, functions: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
-        """`functions` for one run: owned tools refused until their skill is active, activations remembered."""
-        active: set[str] = set()
-
-        def scoped(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
-            def call(**arguments: Any) -> Any:
-                skill = self.owners.get(name)
-                if skill is not None and skill not in active:
-                    return INACTIVE_SKILL_TOOL.format(tool=name, skill=skill, how=self.how)
-                output = function(**arguments)
-                if not _failed(output) and (opened := self.activates(name, arguments)):
-                    active.add(opened)
-                return output
-            return call
-
-        return {name: scoped(name, function) for name, function in functions.items()}
+                         declarations=self.declarations, functions=self.functions, **options)
 
 
 ACTIVATION_NOTE = ('The skill "{name}" is now active; its instructions follow. Do not call {function} again. '
@@ -412,28 +372,23 @@ def build_harness(
     preamble: str = "You are a helpful assistant.",
     declarations: Sequence[types.FunctionDeclaration] = (),
     functions: Mapping[str, Callable[..., Any]] | None = None,
-    skill_tools: Mapping[str, str] | None = None,
     *,
     base: str | Path | None = None,
 ) -> Harness:
     """The system instruction and tools of one mode ("all", "on-demand" or "filesystem").
 
     `declarations` and `functions` are the task tools (e.g. `check_calendar`), added in every mode.
-    `skill_tools` maps a task tool to the skill it belongs to (e.g. a script of that skill): in the on-demand and
-    filesystem modes it runs only once the run has loaded (or read) that skill; in `all` mode every skill is active.
     In the filesystem mode the catalog shows each path relative to `base` (default: the parent of the
     skills root's parent, i.e. the repository for `skills/<catalog>/`), and `read_file` reads only
     inside the folder that holds the skills.
     """
-    task_declarations, task_functions, owners = list(declarations), dict(functions or {}), dict(skill_tools or {})
+    task_declarations, task_functions = list(declarations), dict(functions or {})
     if mode == "all":
         bodies = "\n\n".join(wrap_body(loader, name) for name in loader.names)
         return Harness(mode, ALL_TEMPLATE.format(preamble=preamble, bodies=bodies), task_declarations, task_functions)
     if mode == "on-demand":
-        loaded = SkillScope(owners, lambda tool, arguments: arguments.get("name") if tool == "load_skill" else None,
-                            "call load_skill with its name")
         return Harness(mode, loader.system_instruction(preamble), [loader.function_declaration(), *task_declarations],
-                       {"load_skill": activating_loader(loader), **task_functions}, loaded if owners else None)
+                       {"load_skill": activating_loader(loader), **task_functions})
     if mode == "filesystem":
         skills = list(loader.skills.values())
         if not skills:
@@ -443,11 +398,7 @@ def build_harness(
         reader = ConfinedReader(root, base)
         lines = "\n".join(f"- {s.name}: {s.description} (file: {_shown_path(s.path, reader.base)})" for s in skills)
         system = FILESYSTEM_TEMPLATE.format(preamble=preamble, function="read_file", catalog=lines)
-        files = {s.path.resolve(): s.name for s in skills}
-        read = SkillScope(owners, lambda tool, arguments: files.get(reader.resolve(str(arguments["path"]).strip()))
-                          if tool == "read_file" else None, "read its SKILL.md with read_file")
-        return Harness(mode, system, [reader.declaration(), *task_declarations], {"read_file": reader, **task_functions},
-                       read if owners else None)
+        return Harness(mode, system, [reader.declaration(), *task_declarations], {"read_file": reader, **task_functions})
     raise ValueError(f'unknown mode "{mode}": choose one of {", ".join(MODES)}')
 
 

@@ -254,12 +254,7 @@ ANSWERING_TOOLS = ("cake_quote",)
 """Tools whose successful result is the reply the customer reads: `run_agent(..., stop_at_tools=ANSWERING_TOOLS)`."""
 
 
-SKILL_TOOLS = {"cake_quote": "custom-cake-order"}
-"""The task tools that belong to one skill: `cake_quote` is the cake skill's script, run once that skill is active."""
-
-
-def bakery_tools(today: date = TODAY) -> tuple[list[types.FunctionDeclaration], dict[str, Any], dict[str, str]]:
-    """The bakery's task tools: (declarations, {name: callable}, {tool: its skill}), ready for `build_harness`."""
+def bakery_tools(today: date = TODAY) -> tuple[list[types.FunctionDeclaration], dict[str, Any]]:
+    """The bakery's task tools: (declarations, {name: callable}), ready for `build_harness`."""
     return ([check_calendar_declaration(), cake_quote_declaration()],
-            {"check_calendar": partial(check_calendar, today=today), "cake_quote": partial(cake_quote, today=today)},
-            dict(SKILL_TOOLS))
+            {"check_calendar": partial(check_calendar, today=today), "cake_quote": partial(cake_quote, today=today)})

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from course_utils.agent import build_harness
 from course_utils.backend.client import backend_of, make_client
-from course_utils.bakery import ANSWERING_TOOLS, ASSISTANT_PREAMBLE, SKILL_TOOLS, bakery_tools
+from course_utils.bakery import ANSWERING_TOOLS, ASSISTANT_PREAMBLE, bakery_tools
 from course_utils.bakery_eval import (MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, SEEDING, load_requests, run_all,
                                      summarize)
 from course_utils.paths import SKILLS_DIR
@@ -52,7 +52,6 @@ def main() -> None:
               "seeds": seeds, "seeding": SEEDING if args.samples else None,
               "temperature": args.temperature if args.samples else None,
               "max_turns": MAX_TURNS, "max_output_tokens": MAX_OUTPUT_TOKENS, "stop_at_tools": list(ANSWERING_TOOLS),
-              "skill_tools": SKILL_TOOLS,
               "checklists": [c.to_dict() for c in checklists]}
     (OUT / name).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     for row in summarize(checklists):

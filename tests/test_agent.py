@@ -11,7 +11,6 @@ import pytest
 from google.genai import types
 
 from course_utils.agent import (
-    INACTIVE_SKILL_TOOL,
     ACTIVATION_NOTE, MODES, PREVIEW_CHARS, activating_loader, AgentResult, Event, MaxTurnsExceeded, RecordingClient, ReplayClient, ReplayMismatch, UntrustedSkillRoot,
     build_harness, format_event, load_trusted_skills, repeat_note, run_agent, run_tool,
 )
@@ -286,9 +285,8 @@ def test_only_trusted_roots_load(tmp_path):
 def test_bakery_tools_use_the_reference_date():
     from datetime import date
 
-    declarations, functions, owners = bakery_tools(today=date(2026, 12, 5))
+    declarations, functions = bakery_tools(today=date(2026, 12, 5))
     assert [d.name for d in declarations] == ["check_calendar", "cake_quote"]
-    assert owners == {"cake_quote": "custom-cake-order"}
     assert functions["check_calendar"]("Friday", "nut-free").startswith("2026-12-11 (Friday, in 6 days)")
     assert functions["cake_quote"](10, "vanilla", False, "Monday").startswith("Sorry, a cake made to order needs")
     assert run_tool(functions, "check_calendar", {"day": "Friday"}).startswith(
@@ -417,42 +415,3 @@ def test_a_failed_load_is_reported_unchanged(bakery):
     assert load("wedding-cake") == bakery.load_skill("wedding-cake")
     assert load.__doc__ == bakery.load_skill.__doc__
 
-
-# --------------------------------------------------------------------------- a skill's own tools
-
-
-QUOTE = {"guests": 10, "flavour": "vanilla", "nut_allergy": False, "day": "Thursday 10 December"}
-
-
-def scoped_run(harness, *steps):
-    """One scripted run through `harness`: the tool results in order."""
-    result = harness.run(ScriptedClient(*steps, text("done")), CAKE_REQUEST, model="m", refuse_repeats=True)
-    return [part.function_response.response["result"] for content in result.history if content.role == "user"
-            for part in content.parts or [] if part.function_response]
-
-
-def test_a_skill_s_tool_runs_only_once_its_skill_is_loaded(bakery):
-    harness = build_harness("on-demand", bakery, PREAMBLE, *bakery_tools())
-    refused, wrong, loaded, quoted = scoped_run(harness, call("cake_quote", **QUOTE), call("load_skill", name="allergen-info"),
-                                                call("load_skill", name="custom-cake-order"), call("cake_quote", **QUOTE))
-    assert refused == INACTIVE_SKILL_TOOL.format(tool="cake_quote", skill="custom-cake-order",
-                                                 how="call load_skill with its name")
-    assert wrong.startswith("The skill") and loaded.startswith('The skill "custom-cake-order" is now active')
-    assert quoted == bakery_tools()[1]["cake_quote"](**QUOTE)  # the refused call is not a repeat once the skill is loaded
-    # each run starts with no skill active
-    assert scoped_run(harness, call("cake_quote", **QUOTE)) == [refused]
-
-
-def test_in_filesystem_mode_reading_the_skill_s_file_activates_it(bakery):
-    harness = build_harness("filesystem", bakery, PREAMBLE, *bakery_tools(), base=REPO_ROOT)
-    results = scoped_run(harness, call("read_file", path="skills/bakery/allergen-info/SKILL.md"),
-                         call("cake_quote", **QUOTE), call("read_file", path="skills/bakery/custom-cake-order/SKILL.md"),
-                         call("cake_quote", **QUOTE))
-    assert results[1].startswith('Error: cake_quote belongs to the skill "custom-cake-order", which is not active')
-    assert "read its SKILL.md with read_file" in results[1]
-    assert results[3].startswith("Cake: 18 cm, vanilla")
-
-
-def test_in_all_mode_every_skill_s_tool_runs(bakery):
-    harness = build_harness("all", bakery, PREAMBLE, *bakery_tools())
-    assert harness.scope is None and scoped_run(harness, call("cake_quote", **QUOTE))[0].startswith("Cake: 18 cm")
