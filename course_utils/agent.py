@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from google.genai import types
 
+from course_utils.abstain import NONE
 from course_utils.files import ConfinedReader
 from course_utils.paths import SKILLS_DIR
 from course_utils.skills import SkillLoader
@@ -341,14 +342,30 @@ ACTIVATION_NOTE = ('The skill "{name}" is now active; its instructions follow. D
 """What `activating_loader` puts before a loaded body: the skill's state and the next step, for the model."""
 
 
-def activating_loader(loader: SkillLoader, function: str = "load_skill") -> Callable[[str], str]:
+NONE_NOTE = "No skill is loaded: none is made for this request. Answer the user now, in words, without calling any tool."
+"""What the load tool returns for the name `NONE`, when the harness offers it (`build_harness(..., none_choice=True)`)."""
+
+NONE_CHOICE_TEMPLATE = """{preamble}
+
+<available-skills>
+When the user's request matches one of these skills, call {function} with its name before you answer,
+then follow the instructions it returns. If no skill matches, call {function} with "{none}", then answer directly.
+{catalog}
+</available-skills>"""
+"""The on-demand system instruction when "no skill" is one of the names the load tool takes."""
+
+
+def activating_loader(loader: SkillLoader, function: str = "load_skill", *, none_choice: bool = False) -> Callable[[str], str]:
     """`loader.load_skill`, with a result that says the skill is now active and what to do next.
 
     A small model that reads only a body often calls the load tool again, or comments on the body instead
     of acting on it; harnesses built for such models make every tool result say what state changed and
-    what comes next. Errors (an unknown name) come back unchanged.
+    what comes next. Errors (an unknown name) come back unchanged. With `none_choice`, the name `NONE`
+    loads nothing and returns `NONE_NOTE`.
     """
     def load_skill(name: str) -> str:
+        if none_choice and name == NONE:
+            return NONE_NOTE
         body = loader.load_skill(name)
         return body if body.startswith("Error:") else f"{ACTIVATION_NOTE.format(name=name, function=function)}\n\n{body}"
 
@@ -374,10 +391,13 @@ def build_harness(
     functions: Mapping[str, Callable[..., Any]] | None = None,
     *,
     base: str | Path | None = None,
+    none_choice: bool = False,
 ) -> Harness:
     """The system instruction and tools of one mode ("all", "on-demand" or "filesystem").
 
     `declarations` and `functions` are the task tools (e.g. `check_calendar`), added in every mode.
+    With `none_choice`, the on-demand load tool also takes the name `NONE` ("no skill"), as lesson 06's
+    recommended selector does, and the instruction asks for it when no skill matches.
     In the filesystem mode the catalog shows each path relative to `base` (default: the parent of the
     skills root's parent, i.e. the repository for `skills/<catalog>/`), and `read_file` reads only
     inside the folder that holds the skills.
@@ -387,8 +407,15 @@ def build_harness(
         bodies = "\n\n".join(wrap_body(loader, name) for name in loader.names)
         return Harness(mode, ALL_TEMPLATE.format(preamble=preamble, bodies=bodies), task_declarations, task_functions)
     if mode == "on-demand":
-        return Harness(mode, loader.system_instruction(preamble), [loader.function_declaration(), *task_declarations],
-                       {"load_skill": activating_loader(loader), **task_functions})
+        declaration, system = loader.function_declaration(), loader.system_instruction(preamble)
+        if none_choice:
+            name = declaration.parameters.properties["name"]
+            declaration = declaration.model_copy(deep=True, update={"parameters": declaration.parameters.model_copy(
+                update={"properties": {"name": name.model_copy(update={
+                    "enum": [*loader.names, NONE], "description": f'The skill\'s name, or "{NONE}" when no skill matches.'})}})})
+            system = NONE_CHOICE_TEMPLATE.format(preamble=preamble, function="load_skill", none=NONE, catalog=loader.catalog())
+        return Harness(mode, system, [declaration, *task_declarations],
+                       {"load_skill": activating_loader(loader, none_choice=none_choice), **task_functions})
     if mode == "filesystem":
         skills = list(loader.skills.values())
         if not skills:

@@ -253,6 +253,9 @@ def cake_quote_declaration() -> types.FunctionDeclaration:
 ANSWERING_TOOLS = ("cake_quote",)
 """Tools whose successful result is the reply the customer reads: `run_agent(..., stop_at_tools=ANSWERING_TOOLS)`."""
 
+NONE_CHOICE = True
+"""The bakery's on-demand harness offers "none" among `load_skill`'s names: `build_harness(..., none_choice=NONE_CHOICE)`."""
+
 
 def bakery_tools(today: date = TODAY) -> tuple[list[types.FunctionDeclaration], dict[str, Any]]:
     """The bakery's task tools: (declarations, {name: callable}), ready for `build_harness`."""

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from course_utils.abstain import NONE
 from course_utils.agent import AgentResult, Harness, MaxTurnsExceeded
 from course_utils.bakery import resolve_day
 from course_utils.paths import DATA_DIR
@@ -64,10 +65,11 @@ def load_requests(path: str | Path = REQUESTS_FILE, split: str | None = None) ->
 
 
 def skills_loaded(result: AgentResult) -> list[str]:
-    """The skills a run read, in order, one entry per call: `load_skill` names and `read_file` SKILL.md folders."""
+    """The skills a run read, in order, one entry per call: `load_skill` names (not "none") and `read_file` SKILL.md
+    folders."""
     names = []
     for tool, arguments in result.tool_calls:
-        if tool == "load_skill":
+        if tool == "load_skill" and arguments.get("name") != NONE:
             names.append(str(arguments.get("name")))
         elif tool == "read_file" and str(arguments.get("path", "")).lower().endswith("skill.md"):
             names.append(Path(str(arguments["path"])).parent.name)

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from course_utils.agent import build_harness
 from course_utils.backend.client import backend_of, make_client
-from course_utils.bakery import ANSWERING_TOOLS, ASSISTANT_PREAMBLE, bakery_tools
+from course_utils.bakery import ANSWERING_TOOLS, ASSISTANT_PREAMBLE, NONE_CHOICE, bakery_tools
 from course_utils.bakery_eval import (MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, SEEDING, load_requests, run_all,
                                      summarize)
 from course_utils.paths import SKILLS_DIR
@@ -39,7 +39,8 @@ def main() -> None:
     args = parser.parse_args()
     client = make_client()
     bakery = SkillLoader.from_root(SKILLS_DIR / "bakery")
-    harnesses = {m: build_harness(m, bakery, ASSISTANT_PREAMBLE, *bakery_tools()) for m in args.modes.split(",")}
+    harnesses = {m: build_harness(m, bakery, ASSISTANT_PREAMBLE, *bakery_tools(), none_choice=NONE_CHOICE)
+                 for m in args.modes.split(",")}
     seeds = list(range(1, args.samples + 1)) or [None]
     checklists = run_all(harnesses, client, load_requests(split=args.split), seeds=seeds,
                          temperature=args.temperature, progress=lambda jobs: tqdm(jobs, desc="runs"),
@@ -52,6 +53,7 @@ def main() -> None:
               "seeds": seeds, "seeding": SEEDING if args.samples else None,
               "temperature": args.temperature if args.samples else None,
               "max_turns": MAX_TURNS, "max_output_tokens": MAX_OUTPUT_TOKENS, "stop_at_tools": list(ANSWERING_TOOLS),
+              "none_choice": NONE_CHOICE,
               "checklists": [c.to_dict() for c in checklists]}
     (OUT / name).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     for row in summarize(checklists):

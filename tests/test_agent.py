@@ -10,12 +10,15 @@ import copy
 import pytest
 from google.genai import types
 
+from course_utils.abstain import NONE
 from course_utils.agent import (
+    NONE_NOTE,
     ACTIVATION_NOTE, MODES, PREVIEW_CHARS, activating_loader, AgentResult, Event, MaxTurnsExceeded, RecordingClient, ReplayClient, ReplayMismatch, UntrustedSkillRoot,
     build_harness, format_event, load_trusted_skills, repeat_note, run_agent, run_tool,
 )
 from course_utils.bakery import (ANSWERING_TOOLS, ASSISTANT_PREAMBLE, CAKE_REQUEST, bakery_tools, check_calendar,
                                  check_calendar_declaration)
+from course_utils.bakery_eval import skills_loaded
 from course_utils.files import ConfinedReader
 from course_utils.paths import REPO_ROOT, SKILLS_DIR
 from course_utils.skills import SkillLoader
@@ -415,3 +418,17 @@ def test_a_failed_load_is_reported_unchanged(bakery):
     assert load("wedding-cake") == bakery.load_skill("wedding-cake")
     assert load.__doc__ == bakery.load_skill.__doc__
 
+
+
+def test_the_none_choice_loads_nothing_and_says_to_answer(bakery):
+    harness = build_harness("on-demand", bakery, PREAMBLE, none_choice=True)
+    (load,) = harness.declarations
+    assert load.parameters.properties["name"].enum == [*bakery.names, NONE]
+    assert f'call load_skill with "{NONE}"' in harness.system_instruction
+    result = harness.run(ScriptedClient(call("load_skill", name=NONE), text("We do not sell wine.")), "Wine?", model="m")
+    (response,) = function_responses(result.history[2])
+    assert response.response["result"] == NONE_NOTE and result.answer == "We do not sell wine."
+    assert skills_loaded(result) == []  # "none" is not a skill read
+    plain = build_harness("on-demand", bakery, PREAMBLE)
+    assert NONE not in plain.declarations[0].parameters.properties["name"].enum
+    assert plain.functions["load_skill"](NONE).startswith("Error:")

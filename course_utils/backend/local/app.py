@@ -31,7 +31,7 @@ from http import HTTPStatus
 from typing import Any
 
 from course_utils.backend.local import embed as embedding
-from course_utils.backend.local.guards import callable_now
+from course_utils.backend.local.guards import callable_now, selection_declines
 from course_utils.backend.local.llm import (
     Completion,
     ContextOverflow,
@@ -341,10 +341,11 @@ def build_prompt(request: Json) -> Prompt:
     messages += [message for content in contents for message in content_messages(content)]
     grammar = None
     offered = callable_now(declarations, contents) or ([] if allow_text else declarations)
+    text_now = allow_text and not selection_declines(declarations, contents)
     if declarations:
         import xllamacpp
 
-        grammar = xllamacpp.json_schema_to_grammar(decision_schema(offered, allow_text))
+        grammar = xllamacpp.json_schema_to_grammar(decision_schema(offered, text_now))
     return Prompt(messages, grammar)
 
 

@@ -71,11 +71,12 @@ def none_of(values: Iterable[str]) -> str:
             node = node.setdefault(char, {})
         node[None] = True  # a value ends here
 
-    def branch(node: dict, first: bool) -> str:
+    def branch(node: dict, first: bool, spaced: bool = False) -> str:
         chars = sorted(c for c in node if c is not None)
         other = "".join(_literal(c) for c in chars)
-        options = [] if None in node or first else [""]  # it may stop here unless that spells a value
-        options += [_literal(c) + f"(?:{branch(node[c], False)})" for c in chars]
+        # it may stop here unless that spells a value, or ends with whitespace
+        options = [] if None in node or first or spaced else [""]
+        options += [_literal(c) + f"(?:{branch(node[c], False, c.isspace())})" for c in chars]
         options.append(f"[^{other}\\s](?:.*\\S)?")  # any other character, then anything, ending unspaced
         if not first:
             options.append((f"[^{other}]" if other else ".") + ".*\\S")
@@ -180,6 +181,21 @@ def selection_first(declarations: list[Declaration], contents: list[Any]) -> lis
     if _calls_made(contents) or not any(_is_selection(d) for d in declarations):
         return declarations
     return [d for d in declarations if _is_selection(d)]
+
+
+NO_CHOICE = "none"
+"""A selection value that means "no skill" (``abstain.NONE``): a selection listing it can decline by itself."""
+
+
+def selection_declines(declarations: list[Declaration], contents: list[Any]) -> bool:
+    """Before any call, whether a selection offered lists ``NO_CHOICE``: then the first answer is that selection.
+
+    A first answer may otherwise be text, which is how a selection without such a value declines; with one,
+    "no skill" is a value to choose like the others (lesson 06's recommended selector, ``abstain.RECOMMENDED``),
+    and text no longer lets the model skip the choice.
+    """
+    return not _calls_made(contents) and any(
+        _is_selection(d) and NO_CHOICE in next(iter(d.parameters["properties"].values()))["enum"] for d in declarations)
 
 
 def callable_now(declarations: list[Declaration], contents: list[Any]) -> list[Declaration]:
