@@ -71,11 +71,12 @@ def none_of(values: Iterable[str]) -> str:
             node = node.setdefault(char, {})
         node[None] = True  # a value ends here
 
-    def branch(node: dict, first: bool) -> str:
+    def branch(node: dict, first: bool, spaced: bool = False) -> str:
         chars = sorted(c for c in node if c is not None)
         other = "".join(_literal(c) for c in chars)
-        options = [] if None in node or first else [""]  # it may stop here unless that spells a value
-        options += [_literal(c) + f"(?:{branch(node[c], False)})" for c in chars]
+        # it may stop here unless that spells a value, or ends with whitespace
+        options = [] if None in node or first or spaced else [""]
+        options += [_literal(c) + f"(?:{branch(node[c], False, c.isspace())})" for c in chars]
         options.append(f"[^{other}\\s](?:.*\\S)?")  # any other character, then anything, ending unspaced
         if not first:
             options.append((f"[^{other}]" if other else ".") + ".*\\S")
