@@ -345,15 +345,6 @@ ACTIVATION_NOTE = ('The skill "{name}" is now active; its instructions follow. D
 NONE_NOTE = "No skill is loaded: none is made for this request. Answer the user now, in words, without calling any tool."
 """What the load tool returns for the name `NONE`, when the harness offers it (`build_harness(..., none_choice=True)`)."""
 
-NONE_CHOICE_TEMPLATE = """{preamble}
-
-<available-skills>
-When the user's request matches one of these skills, call {function} with its name before you answer,
-then follow the instructions it returns. If no skill matches, call {function} with "{none}", then answer directly.
-{catalog}
-</available-skills>"""
-"""The on-demand system instruction when "no skill" is one of the names the load tool takes."""
-
 
 def activating_loader(loader: SkillLoader, function: str = "load_skill", *, none_choice: bool = False) -> Callable[[str], str]:
     """`loader.load_skill`, with a result that says the skill is now active and what to do next.
@@ -407,14 +398,9 @@ def build_harness(
         bodies = "\n\n".join(wrap_body(loader, name) for name in loader.names)
         return Harness(mode, ALL_TEMPLATE.format(preamble=preamble, bodies=bodies), task_declarations, task_functions)
     if mode == "on-demand":
-        declaration, system = loader.function_declaration(), loader.system_instruction(preamble)
-        if none_choice:
-            name = declaration.parameters.properties["name"]
-            declaration = declaration.model_copy(deep=True, update={"parameters": declaration.parameters.model_copy(
-                update={"properties": {"name": name.model_copy(update={
-                    "enum": [*loader.names, NONE], "description": f'The skill\'s name, or "{NONE}" when no skill matches.'})}})})
-            system = NONE_CHOICE_TEMPLATE.format(preamble=preamble, function="load_skill", none=NONE, catalog=loader.catalog())
-        return Harness(mode, system, [declaration, *task_declarations],
+        none = NONE if none_choice else None
+        return Harness(mode, loader.system_instruction(preamble, none=none),
+                       [loader.function_declaration(none=none), *task_declarations],
                        {"load_skill": activating_loader(loader, none_choice=none_choice), **task_functions})
     if mode == "filesystem":
         skills = list(loader.skills.values())

@@ -214,12 +214,17 @@ CAKE_QUOTE_SCRIPT = SKILLS_DIR / "bakery" / "custom-cake-order" / "scripts" / "c
 """The cake skill's script (Agent Skills' optional `scripts/` folder): the rules that are arithmetic and look-ups."""
 
 
+def allergy_line(nut_allergy: bool) -> str:
+    """The production line a cake order goes to: the nut-free line when a guest has a nut allergy (rule 3)."""
+    return "nut-free" if nut_allergy else "regular"
+
+
 def cake_quote(guests: int, flavour: str, nut_allergy: bool, day: str, *, today: date = TODAY) -> str:
     """Run the custom-cake-order skill's script in its own process, the order as JSON on stdin: the reply it writes
     for the customer (days counted from `today`; the nut-free line when a guest has a nut allergy), or an `Error:`
     line."""
-    line = "nut-free" if nut_allergy else "regular"
-    order = json.dumps({"guests": guests, "flavour": flavour, "line": line, "day": day, "today": today.isoformat()})
+    order = json.dumps({"guests": guests, "flavour": flavour, "line": allergy_line(nut_allergy), "day": day,
+                        "today": today.isoformat()})
     run = subprocess.run([sys.executable, str(CAKE_QUOTE_SCRIPT)], input=order, capture_output=True, text=True,
                          timeout=60)
     if run.returncode != 0:

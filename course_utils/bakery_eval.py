@@ -23,7 +23,7 @@ import yaml
 
 from course_utils.abstain import NONE
 from course_utils.agent import AgentResult, Harness, MaxTurnsExceeded
-from course_utils.bakery import resolve_day
+from course_utils.bakery import allergy_line, resolve_day
 from course_utils.paths import DATA_DIR
 from course_utils.stats import Rate
 
@@ -80,7 +80,7 @@ def calendar_checked(result: AgentResult, expected: Iterable[tuple[str, str]]) -
     """Whether one `check_calendar` call, or one order sent to the cake skill's script (`cake_quote`, which checks the
     calendar itself), asked for one of the expected (day, line) pairs (weekday names resolved)."""
     wanted = {(day, line) for day, line in expected}
-    orders = [args if "line" in args else {**args, "line": "nut-free" if args.get("nut_allergy") else "regular"}
+    orders = [args if "line" in args else {**args, "line": allergy_line(bool(args.get("nut_allergy")))}
               for args in result.calls("cake_quote")]  # orders recorded before row 30 name the line
     for arguments in [*result.calls("check_calendar"), *orders]:
         try:

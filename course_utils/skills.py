@@ -311,9 +311,13 @@ SYSTEM_TEMPLATE = """{preamble}
 
 <available-skills>
 When the user's request matches one of these skills, call {function} with its name before you answer,
-then follow the instructions it returns. If no skill matches, do not call {function}: answer directly.
+then follow the instructions it returns. If no skill matches, {decline}.
 {catalog}
 </available-skills>"""
+
+DECLINE = {False: "do not call {function}: answer directly", True: 'call {function} with "{none}", then answer directly'}
+"""What the catalog asks when no skill matches: answer without the load tool, or load the name `none` (see
+`function_declaration`)."""
 
 
 class SkillLoader:
@@ -354,20 +358,24 @@ class SkillLoader:
         """One line per skill: its name and description, never its body (`catalog_line`)."""
         return "\n".join(catalog_line(s.name, s.description) for s in self.skills.values())
 
-    def system_instruction(self, preamble: str = "You are a helpful assistant.", function: str = "load_skill") -> str:
-        """The system instruction that carries the catalog and says how to use the load tool."""
-        return SYSTEM_TEMPLATE.format(preamble=preamble, function=function, catalog=self.catalog())
+    def system_instruction(self, preamble: str = "You are a helpful assistant.", function: str = "load_skill",
+                           none: str | None = None) -> str:
+        """The system instruction that carries the catalog and says how to use the load tool (with `none`: to
+        call it with that name when no skill matches)."""
+        decline = DECLINE[none is not None].format(function=function, none=none)
+        return SYSTEM_TEMPLATE.format(preamble=preamble, function=function, decline=decline, catalog=self.catalog())
 
-    def function_declaration(self, function: str = "load_skill") -> types.FunctionDeclaration:
-        """The tool that loads a skill, its `name` parameter an enum of the catalog's names."""
+    def function_declaration(self, function: str = "load_skill", none: str | None = None) -> types.FunctionDeclaration:
+        """The tool that loads a skill, its `name` parameter an enum of the catalog's names (and `none`, if given:
+        the name that means "no skill")."""
+        names, about = (self.names, "The skill's name.") if none is None else (
+            [*self.names, none], f'The skill\'s name, or "{none}" when no skill matches.')
         return types.FunctionDeclaration(
             name=function,
             description="Load a skill's full instructions by name. The skills are listed in <available-skills>.",
             parameters=types.Schema(
                 type=types.Type.OBJECT,
-                properties={
-                    "name": types.Schema(type=types.Type.STRING, enum=self.names, description="The skill's name.")
-                },
+                properties={"name": types.Schema(type=types.Type.STRING, enum=names, description=about)},
                 required=["name"],
             ),
         )
