@@ -23,7 +23,7 @@ import yaml
 
 from course_utils.abstain import NONE
 from course_utils.agent import AgentResult, Harness, MaxTurnsExceeded
-from course_utils.bakery import allergy_line, resolve_day
+from course_utils.bakery import allergy_line, cake_quote, resolve_day
 from course_utils.paths import DATA_DIR
 from course_utils.stats import Rate
 
@@ -206,6 +206,13 @@ def summarize(checklists: Sequence[Checklist]) -> list[dict[str, Any]]:
             "prompt tokens": sum(c.prompt_tokens for c in runs) / len(runs),
         })
     return rows
+
+
+def answered_by_cake_script(checklist: Checklist) -> bool:
+    """Whether the run's answer is the cake skill's script's reply to its last order: that order sent to the script
+    again gives the answer word for word (the script is a function of the order and the course's fixed today)."""
+    orders = [json.loads(call[len("cake_quote("):-1]) for call in checklist.calls if call.startswith("cake_quote(")]
+    return bool(orders) and checklist.answer == cake_quote(**orders[-1])
 
 
 def failed_facts(checklists: Sequence[Checklist]) -> Counter:

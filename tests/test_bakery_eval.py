@@ -1,15 +1,16 @@
 """The bakery requests and the checklist each run gets (issue #15); no model: runs are built by hand."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from course_utils.agent import AgentResult, Event
-from course_utils.bakery import TODAY, load_calendar
+from course_utils.bakery import TODAY, cake_quote, load_calendar
 from course_utils.bakery_eval import (
-    MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, BakeryRequest, agreement, check_run, load_requests, read_record,
-    run_all, run_seed, skills_loaded, summarize,
+    MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, BakeryRequest, Checklist, agreement, answered_by_cake_script, check_run,
+    load_requests, read_record, run_all, run_seed, skills_loaded, summarize,
 )
 from course_utils.paths import SKILLS_DIR
 from course_utils.skills import SkillLoader
@@ -184,3 +185,16 @@ def test_a_greedy_run_has_no_seed_and_no_temperature():
     harness = RecordingHarness()
     run_all({"on-demand": harness}, None, REQUESTS[:2])
     assert harness.options == [{"seed": None, "temperature": None}] * 2
+
+
+def test_a_run_answered_by_the_cake_script_is_told_from_one_that_answered_in_words():
+    """Lesson 04 counts the runs of requests that are not cake orders which the cake script answered."""
+    order = {"guests": 20, "flavour": "vanilla", "nut_allergy": False, "day": "Thursday 10 December"}
+    call = f"cake_quote({json.dumps(order)})"
+    reply = cake_quote(**order)
+    base = dict(request="dev-catering-cocktail", mode="on-demand", sample=0, skills=["catering-quote"], right_skill=True,
+                loaded_twice=False, calendar_right=None, facts={}, answered=True, model_calls=2, prompt_tokens=900,
+                seconds=1.0)
+    assert answered_by_cake_script(Checklist(**base, answer=reply, calls=['load_skill({"name": "catering-quote"})', call]))
+    assert not answered_by_cake_script(Checklist(**base, answer="A quote: €190.", calls=[call]))  # refused, then words
+    assert not answered_by_cake_script(Checklist(**base, answer=reply, calls=[]))  # no order sent
