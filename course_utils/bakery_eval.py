@@ -112,6 +112,11 @@ class Checklist:
     error: str | None = None
     calls: list[str] = field(default_factory=list)  # every tool call, as `tool(arguments)`; older records lack it
 
+    def calls_of(self, tool: str) -> list[dict[str, Any]]:
+        """The arguments of every recorded call to `tool`, in order."""
+        opening = f"{tool}("
+        return [json.loads(call[len(opening):-1]) for call in self.calls if call.startswith(opening)]
+
     def outcome(self) -> tuple:
         """What two runs must share to agree: skills read, the checks' verdicts and whether it answered."""
         return (tuple(self.skills), self.right_skill, self.calendar_right, tuple(sorted(self.facts.items())),
@@ -211,7 +216,7 @@ def summarize(checklists: Sequence[Checklist]) -> list[dict[str, Any]]:
 def answered_by_cake_script(checklist: Checklist) -> bool:
     """Whether the run's answer is the cake skill's script's reply to its last order: that order sent to the script
     again gives the answer word for word (the script is a function of the order and the course's fixed today)."""
-    orders = [json.loads(call[len("cake_quote("):-1]) for call in checklist.calls if call.startswith("cake_quote(")]
+    orders = checklist.calls_of("cake_quote")
     return bool(orders) and checklist.answer == cake_quote(**orders[-1])
 
 

@@ -198,3 +198,4 @@ def test_a_run_answered_by_the_cake_script_is_told_from_one_that_answered_in_wor
     assert answered_by_cake_script(Checklist(**base, answer=reply, calls=['load_skill({"name": "catering-quote"})', call]))
     assert not answered_by_cake_script(Checklist(**base, answer="A quote: €190.", calls=[call]))  # refused, then words
     assert not answered_by_cake_script(Checklist(**base, answer=reply, calls=[]))  # no order sent
+    assert Checklist(**base, answer=reply, calls=['load_skill({"name": "x"})', call, call]).calls_of("cake_quote") == [order] * 2
