@@ -110,7 +110,8 @@ def test_queries_decide_the_same_forward_reversed_and_in_fresh_processes(local_c
 
 @pytest.mark.model
 def test_the_shared_prefix_is_reused_between_decisions(local_client, workplace):
-    """Determinism does not cost the cache: a second decision computes only its query and header."""
+    """Determinism does not cost the cache: a second decision computes only its query, the header and the call's
+    given opening (``selection_decode``)."""
     from course_utils.backend.local.llm import get_llm
     from course_utils.selection import pick_by_model
 
@@ -118,12 +119,14 @@ def test_the_shared_prefix_is_reused_between_decisions(local_client, workplace):
     pick_by_model(local_client, loader, queries[0])
     llm, seen = get_llm(), []
     original = llm._complete
-    llm._complete = lambda request: seen.append(original(request)) or seen[-1]
+    llm._complete = lambda request: seen.append((request, original(request))) or seen[-1][1]
     try:
         decision = pick_by_model(local_client, loader, queries[1])
     finally:
         del llm._complete
-    final = seen[-1]["timings"]
-    assert final["cache_n"] + final["prompt_n"] == decision.prompt_tokens
-    assert final["prompt_n"] <= 5  # only the assistant header (and no piece of the system prompt) is new
-    assert sum(r["timings"]["prompt_n"] for r in seen) < 120  # the catalog was not computed again
+    answering = [response["timings"] for request, response in seen if "grammar" in request]
+    first = answering[0]
+    assert first["cache_n"] + first["prompt_n"] == decision.prompt_tokens
+    assert first["prompt_n"] <= 5  # only the assistant header (and no piece of the system prompt) is new
+    assert all(later["prompt_n"] <= 16 for later in answering[1:])  # then at most the call's opening, given
+    assert sum(response["timings"]["prompt_n"] for _, response in seen) < 140  # the catalog was not computed again

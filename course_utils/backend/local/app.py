@@ -40,6 +40,7 @@ from course_utils.backend.local.llm import (
     get_llm,
 )
 from course_utils.backend.local.models import MODELS, ModelFileMissing
+from course_utils.backend.local.selection_decode import Selection, decode_selection, selection_of
 
 EMBEDDING_MODEL_NAME = embedding.USE_NAME
 LOCAL_MODEL_NAMES = (*MODELS, *embedding.DIMENSIONS)
@@ -310,10 +311,11 @@ def content_messages(content: Any) -> list[Message]:
 
 @dataclass(frozen=True)
 class Prompt:
-    """What the model sees for a request, and the grammar constraining its answer."""
+    """What the model sees for a request, the grammar constraining its answer, and its selection if any."""
 
     messages: list[Message]
     grammar: str | None
+    selection: Selection | None = None
 
 
 def build_prompt(request: Json) -> Prompt:
@@ -339,14 +341,14 @@ def build_prompt(request: Json) -> Prompt:
         system.append(tools_prompt(declarations, allow_text))
     messages = ([{"role": "system", "content": "\n\n".join(system)}] if system else [])
     messages += [message for content in contents for message in content_messages(content)]
-    grammar = None
     offered = callable_now(declarations, contents) or ([] if allow_text else declarations)
     text_now = allow_text and not selection_declines(declarations, contents)
-    if declarations:
-        import xllamacpp
+    if not declarations:
+        return Prompt(messages, None)
+    import xllamacpp
 
-        grammar = xllamacpp.json_schema_to_grammar(decision_schema(offered, text_now))
-    return Prompt(messages, grammar)
+    return Prompt(messages, xllamacpp.json_schema_to_grammar(decision_schema(offered, text_now)),
+                  selection_of(offered, text_now))
 
 
 _TEXT_OPENING = '{"text":"'
@@ -422,7 +424,11 @@ def generate_content(request: Json, target: Target) -> Json:
     """Serve ``generateContent``."""
     prompt = build_prompt(request)
     options = _generation_options(request)
-    completion = get_llm(target.name).chat(prompt.messages, grammar=prompt.grammar, **options)
+    llm = get_llm(target.name)
+    if prompt.selection is not None:
+        completion = decode_selection(llm, prompt.messages, prompt.grammar, prompt.selection, options)
+    else:
+        completion = llm.chat(prompt.messages, grammar=prompt.grammar, **options)
     finish = "MAX_TOKENS" if completion.finish_reason == "length" else "STOP"
     candidate: Json = {"content": {"role": "model", "parts": answer_parts(completion, prompt.grammar is not None)},
                        "finishReason": finish, "index": 0}

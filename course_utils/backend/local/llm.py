@@ -154,6 +154,7 @@ class LocalLLM:
         self._dirty = False  # the cache holds tokens past the last piece (an answer)
         self._used: set[str] = set()  # names of the system-message prefixes this process has computed
         self._on_disk: set[str] = set()  # names this process saved, restored or found whole on disk
+        self._token_counts: dict[str, int] = {}  # token_count's answers
 
     @staticmethod
     def _prefix_folder() -> PrefixFolder | None:
@@ -190,7 +191,7 @@ class LocalLLM:
     def chat(self, messages: Sequence[Message], *, grammar: str | None = None,
              temperature: float | None = None, max_tokens: int | None = None,
              seed: int | None = None, top_logprobs: int | None = None,
-             top_p: float | None = None, top_k: int | None = None) -> Completion:
+             top_p: float | None = None, top_k: int | None = None, prefix: str = "") -> Completion:
         """Run one chat completion, optionally constrained by a llama.cpp grammar.
 
         Greedy (temperature 0) unless a temperature is given; then ``seed`` makes the sample
@@ -203,10 +204,13 @@ class LocalLLM:
         ``top_logprobs`` asks llama.cpp for each generated token's log-probability and the
         ``top_logprobs`` most likely tokens at its position, from the softmax of the model's logits
         (before the grammar: a candidate may be a token the grammar would not have allowed).
+        ``prefix`` is the start of the answer, given rather than decoded: computed in one batch after the
+        generation header, and returned at the start of the text; the grammar constrains what follows it.
+        The token counts are the prompt's and the generated ones, the prefix in neither.
         """
         text, cuts = render_chatml(messages)
         request: dict[str, Any] = {
-            "prompt": text,
+            "prompt": text + prefix,
             "n_predict": max_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
             "temperature": 0.0 if temperature is None else temperature,
             "cache_prompt": True,
@@ -222,8 +226,8 @@ class LocalLLM:
         if top_logprobs is not None:
             request["n_probs"] = max(top_logprobs, 1)  # 0 would return no log-probabilities at all
         with self._lock:
-            if len(text.encode()) >= self.context:  # a token is at least one byte: a shorter text fits
-                size = self._prompt_tokens(text)
+            if len((text + prefix).encode()) >= self.context:  # a token is at least one byte: a shorter text fits
+                size = self._prompt_tokens(text + prefix)
                 if size >= self.context:
                     raise ContextOverflow(size, self.context)
             try:
@@ -232,10 +236,11 @@ class LocalLLM:
                 pass  # the request below reports the whole prompt's size
             self._dirty = True
             response = self._complete(request)
+            given = self._counted(prefix) if prefix else 0
         choice, usage = response["choices"][0], response["usage"]
         return Completion(
-            text=choice.get("text") or "",
-            prompt_tokens=usage["prompt_tokens"],
+            text=prefix + (choice.get("text") or ""),
+            prompt_tokens=usage["prompt_tokens"] - given,
             completion_tokens=usage["completion_tokens"],
             finish_reason=choice.get("finish_reason") or "stop",
             cached_tokens=int((response.get("timings") or {}).get("cache_n", 0)),
@@ -336,6 +341,16 @@ class LocalLLM:
         """The prompt tokens of these messages, counted by the model's own tokenizer, none computed."""
         with self._lock:
             return self._prompt_tokens(render_chatml(messages)[0])
+
+    def token_count(self, text: str) -> int:
+        """How many tokens `text` is, none computed; remembered per text (answers repeat: a call's JSON)."""
+        with self._lock:
+            return self._counted(text)
+
+    def _counted(self, text: str) -> int:
+        if text not in self._token_counts:
+            self._token_counts[text] = self._prompt_tokens(text)
+        return self._token_counts[text]
 
     def _prompt_tokens(self, text: str) -> int:
         """How many tokens `text` is, without computing any of them.
