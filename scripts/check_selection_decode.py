@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 import course_utils.backend.local.app as app
 from course_utils.backend.client import backend_of, make_client
 from course_utils.bakery_eval import MEASURED_DIR
-from course_utils.paths import DATA_DIR, SKILLS_DIR
+from course_utils.paths import DATA_DIR, REPO_ROOT, SKILLS_DIR
 from course_utils.queries import load_queries
 from course_utils.selection import pick_by_model
 from course_utils.skills import SkillLoader
@@ -78,7 +78,7 @@ def main() -> None:
     for q, a, b in zip(queries, ordinary, given):
         if a["skill"] != b["skill"]:
             print(f"  changed: {q[:60]!r}: {a['skill']} -> {b['skill']}")
-    print(f"wrote {OUT.relative_to(MEASURED_DIR.parent.parent.parent)}")
+    print(f"wrote {OUT.relative_to(REPO_ROOT)}")
 
 
 if __name__ == "__main__":

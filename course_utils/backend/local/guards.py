@@ -27,7 +27,7 @@ def _calls_made(contents: list[Any]) -> list[tuple[str, Json]]:
             for part in content.get("parts") or [] if isinstance(part, dict) and "functionCall" in part]
 
 
-def _is_selection(declaration: Declaration) -> bool:
+def is_selection(declaration: Declaration) -> bool:
     """Whether a function's one argument is a choice among listed values (``load_skill`` and the catalog's names)."""
     properties = declaration.parameters.get("properties") or {}
     return len(properties) == 1 and "enum" in next(iter(properties.values()))
@@ -43,7 +43,7 @@ def unmade_choices(declarations: list[Declaration], contents: list[Any]) -> list
     arguments are unchanged.
     """
     made = {name for name, _ in _calls_made(contents)}
-    return [d for d in declarations if not (d.name in made and _is_selection(d))]
+    return [d for d in declarations if not (d.name in made and is_selection(d))]
 
 
 MAX_ARGUMENT_COMBINATIONS = 64
@@ -178,9 +178,9 @@ def selection_first(declarations: list[Declaration], contents: list[Any]) -> lis
     is a selection or a text answer. Declarations without a selection, and later turns, are
     unchanged.
     """
-    if _calls_made(contents) or not any(_is_selection(d) for d in declarations):
+    if _calls_made(contents) or not any(is_selection(d) for d in declarations):
         return declarations
-    return [d for d in declarations if _is_selection(d)]
+    return [d for d in declarations if is_selection(d)]
 
 
 NO_CHOICE = "none"
@@ -195,7 +195,7 @@ def selection_declines(declarations: list[Declaration], contents: list[Any]) -> 
     and text no longer lets the model skip the choice.
     """
     return not _calls_made(contents) and any(
-        _is_selection(d) and NO_CHOICE in next(iter(d.parameters["properties"].values()))["enum"] for d in declarations)
+        is_selection(d) and NO_CHOICE in next(iter(d.parameters["properties"].values()))["enum"] for d in declarations)
 
 
 def callable_now(declarations: list[Declaration], contents: list[Any]) -> list[Declaration]:
