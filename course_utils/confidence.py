@@ -15,6 +15,7 @@ from typing import Any
 
 from google import genai
 
+from course_utils.backend.client import backend_name
 from course_utils.queries import LabelledQuery
 from course_utils.selection import pick_by_model
 from course_utils.skills import SkillLoader
@@ -24,6 +25,10 @@ TOP_CANDIDATES = 20
 BRANCHES = {"name": "call", "text": "decline"}
 """The local backend's answer opens `{"name": …` (a call) or `{"text": …` (a text answer): the decision point
 is the first answer token that is one of these words."""
+DECISION_POINT_TOKENS = 2
+"""The local answer reaches its decision point at its second token (``{"``, then ``name`` or ``text``): greedy
+decoding makes those tokens and their probabilities the same whatever the cap, so `decline_probabilities` stops
+the answer there instead of decoding the rest of the call (about 17 tokens, each a forward pass)."""
 
 
 def decline_probability(response: Any) -> float | None:
@@ -50,8 +55,14 @@ def decline_probability(response: Any) -> float | None:
 
 def decline_probabilities(client: genai.Client, loader: SkillLoader, queries: Sequence[LabelledQuery],
                           progress: Callable[[Iterable], Iterable] = iter) -> list[float | None]:
-    """The model's probability of declining for each query (the seed's selector, first turn only)."""
-    return [decline_probability(pick_by_model(client, loader, q.query, logprobs=TOP_CANDIDATES).raw)
+    """The model's probability of declining for each query (the seed's selector, first turn only).
+
+    On the local backend each answer is cut at its decision point (`DECISION_POINT_TOKENS`); Gemini's answer is
+    left uncapped (its thinking tokens count against a cap).
+    """
+    cap = DECISION_POINT_TOKENS if backend_name(client) == "local" else None
+    return [decline_probability(pick_by_model(client, loader, q.query, max_output_tokens=cap,
+                                              logprobs=TOP_CANDIDATES).raw)
             for q in progress(queries)]
 
 

@@ -7,7 +7,7 @@ import pytest
 from google.genai import types
 
 from course_utils.backend.local.app import ApiError, _generation_options, logprobs_result
-from course_utils.confidence import decline_probability, roc_auc
+from course_utils.confidence import DECISION_POINT_TOKENS, TOP_CANDIDATES, decline_probability, roc_auc
 
 
 def response(chosen: list[str], tops: list[dict[str, float]]) -> types.GenerateContentResponse:
@@ -70,7 +70,8 @@ def test_logprobs_options_are_checked_like_gemini():
 
 @pytest.mark.model
 def test_model_logprobs_leave_the_decision_unchanged_and_give_a_probability(local_client):
-    """Asking for log-probabilities changes nothing the model decides; the decision point is found."""
+    """Asking for log-probabilities changes nothing the model decides; the decision point is found, and an answer
+    cut there (`decline_probabilities`' cap) gives exactly the probability of the whole answer."""
     from course_utils.paths import SKILLS_DIR
     from course_utils.selection import pick_by_model
     from course_utils.skills import SkillLoader
@@ -84,3 +85,7 @@ def test_model_logprobs_leave_the_decision_unchanged_and_give_a_probability(loca
     assert p is not None and 0.0 <= p <= 1.0
     assert (p < 0.5) == (plain.skill is not None)  # greedy follows the likelier branch
     assert read.raw.candidates[0].avg_logprobs <= 0
+    cut = pick_by_model(local_client, workplace, query, logprobs=TOP_CANDIDATES, max_output_tokens=DECISION_POINT_TOKENS)
+    whole = pick_by_model(local_client, workplace, query, logprobs=TOP_CANDIDATES)
+    assert decline_probability(cut.raw) == decline_probability(whole.raw) is not None
+    assert cut.raw.usage_metadata.candidates_token_count == DECISION_POINT_TOKENS
