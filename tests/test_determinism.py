@@ -102,7 +102,7 @@ def test_queries_decide_the_same_forward_reversed_and_in_fresh_processes(local_c
     computing = _fresh_process(sample, tmp_path)
     assert computing["decisions"] == expected
     assert computing["computed_tokens"] > expected[0][1]  # the whole first prompt, and more
-    assert len(list(tmp_path.glob("*.kv"))) == 1  # the catalog, saved on its second use
+    assert len(list(tmp_path.glob("*.kv"))) == 1  # the catalog, saved once computed
     restoring = _fresh_process(sample, tmp_path)
     assert restoring["decisions"] == expected
     assert restoring["computed_tokens"] < expected[0][1] // 4  # the catalog was restored, not computed

@@ -571,7 +571,7 @@ def recording_llm():
 
     llm = LocalLLM.__new__(LocalLLM)
     llm.name, llm.context, llm._build, llm._prefixes, llm._lock = DEFAULT_MODEL, 8192, "test", None, threading.Lock()
-    llm._pieces, llm._dirty, llm._used, llm._on_disk = [], False, set(), set()
+    llm._pieces, llm._dirty, llm._on_disk = [], False, set()
     llm.requests = []
     llm._compute = lambda prompt: None
     llm._complete = lambda request: llm.requests.append(request) or {

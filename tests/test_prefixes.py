@@ -26,7 +26,7 @@ class FakeServerLLM(LocalLLM):
     def __init__(self, folder: PrefixFolder | None, refuse_restore: bool = False) -> None:
         self.name, self.context, self._build = DEFAULT_MODEL, 8192, "test-build"
         self._prefixes, self._lock = folder, threading.Lock()
-        self._pieces, self._dirty, self._used, self._on_disk = [], False, set(), set()
+        self._pieces, self._dirty, self._on_disk = [], False, set()
         self.computed: list[str] = []
         self.slots: list[tuple[str, str]] = []
         self.refuse_restore = refuse_restore
@@ -58,12 +58,13 @@ def saved_files(folder):
     return sorted(p.name for p in folder.iterdir())
 
 
-def test_a_prefix_is_saved_the_second_time_a_process_uses_it_and_restored_by_the_next(tmp_path):
+def test_a_prefix_is_saved_the_first_time_a_process_computes_it_and_restored_by_the_next(tmp_path):
     first = FakeServerLLM(PrefixFolder(tmp_path))
     first.ask("draft my OKRs")
-    assert system_computed(first) and saved_files(tmp_path) == []  # used once: nothing written
+    assert system_computed(first)
+    assert [action for action, _ in first.slots] == ["save"]  # asked once is enough: the next process restores it
     first.ask("profile this CSV")
-    assert [action for action, _ in first.slots] == ["save"]
+    assert [action for action, _ in first.slots] == ["save"]  # written once
     name = first.slots[0][1].rsplit(".", 2)[0]  # saved as <name>.<pid>.part, then renamed
     assert saved_files(tmp_path) == [name, f"{name}.json"]
 
@@ -76,40 +77,37 @@ def test_a_prefix_is_saved_the_second_time_a_process_uses_it_and_restored_by_the
 
 def test_a_damaged_file_is_deleted_and_the_prefix_computed(tmp_path):
     first = FakeServerLLM(PrefixFolder(tmp_path))
-    first.ask("one")
-    first.ask("two")
+    first.ask("one")  # saved
     name = next(p.name for p in tmp_path.glob("*.kv"))
     (tmp_path / name).write_bytes(b"cut sho")  # does not match its record
 
     fresh = FakeServerLLM(PrefixFolder(tmp_path))
     fresh.ask("three")
-    assert fresh.slots == [] and system_computed(fresh)  # never handed to llama.cpp
-    assert saved_files(tmp_path) == []
+    assert [action for action, _ in fresh.slots] == ["save"]  # never handed to llama.cpp: computed, saved anew
+    assert system_computed(fresh) and saved_files(tmp_path) == [name, f"{name}.json"]
+    assert (tmp_path / name).read_bytes() != b"cut sho"
 
 
 def test_a_file_llama_cpp_refuses_is_deleted_and_the_cache_emptied_before_computing(tmp_path):
     first = FakeServerLLM(PrefixFolder(tmp_path))
-    first.ask("one")
-    first.ask("two")
+    first.ask("one")  # saved
     fresh = FakeServerLLM(PrefixFolder(tmp_path), refuse_restore=True)
     fresh.ask("three")
-    assert fresh.slots[0][0] == "restore"
+    assert [action for action, _ in fresh.slots] == ["restore", "save"]  # refused, deleted, computed, saved anew
     assert fresh.computed[0] == SENTINEL  # whatever the failed restore left is emptied first
     assert system_computed(fresh)
-    assert not list(tmp_path.glob("*.kv"))
 
 
 def test_after_a_refused_restore_every_piece_is_computed_from_an_empty_cache(tmp_path):
     """Even when the cache held pieces in common with the new system message (a shared first paragraph)."""
     shared = "Shared instructions. " * 30 + "\n\n"  # long enough to end a piece of its own
     first = FakeServerLLM(PrefixFolder(tmp_path))
-    first.ask("a", shared + SYSTEM)
-    first.ask("b", shared + SYSTEM)  # saved
+    first.ask("a", shared + SYSTEM)  # saved
     fresh = FakeServerLLM(PrefixFolder(tmp_path), refuse_restore=True)
     fresh.ask("q", shared + "another catalog")  # the cache now holds `shared` as its first piece
     fresh.computed.clear()
     checkpoints = fresh.ask("c", shared + SYSTEM)
-    assert fresh.slots[-1][0] == "restore"
+    assert [action for action, _ in fresh.slots][-2:] == ["restore", "save"]
     assert fresh.computed == [SENTINEL] + [checkpoint + SENTINEL for checkpoint in checkpoints]
 
 

@@ -71,7 +71,6 @@ client, loader = make_client("local", local_model=model, verbose=False), SkillLo
 start = time.perf_counter()
 pick_by_model(client, loader, queries[0])
 seconds = time.perf_counter() - start
-pick_by_model(client, loader, queries[1])  # a second use of the catalog: it is saved now
 print(json.dumps({"first_decision_s": seconds}))
 """
 
@@ -83,7 +82,7 @@ def cold_decisions(root: Path, model: str | None, queries: list[str]) -> dict[st
 
     def first_decision(folder: str) -> float:
         run = subprocess.run([sys.executable, "-c", FIRST_DECISION, model or "", str(root / "skills" / "workplace"),
-                              json.dumps(queries[:2])], capture_output=True, text=True, check=True,
+                              json.dumps(queries[:1])], capture_output=True, text=True, check=True,
                              env={**os.environ, PREFIX_DIR_ENV: folder})
         return json.loads(run.stdout.splitlines()[-1])["first_decision_s"]
 

@@ -152,7 +152,6 @@ class LocalLLM:
         self._lock = threading.Lock()
         self._pieces: list[str] = []  # the checkpoint prefixes the KV cache holds (see _prefill)
         self._dirty = False  # the cache holds tokens past the last piece (an answer)
-        self._used: set[str] = set()  # names of the system-message prefixes this process has computed
         self._on_disk: set[str] = set()  # names this process saved, restored or found whole on disk
         self._token_counts: dict[str, int] = {}  # token_count's answers
 
@@ -265,7 +264,7 @@ class LocalLLM:
         another prompt's pieces), a sentinel at the last common checkpoint cuts it off (or, with
         nothing in common, a lone sentinel empties the cache); then each missing piece is computed.
         The first message's pieces are restored from disk instead when they were saved (``prefixes``),
-        and saved when the cache ends exactly at them for the second time in this process.
+        and saved the first time the cache ends exactly at them (a later process restores them).
         """
         checkpoints = [text[:cut] for cut in cuts]
         kept = 0
@@ -297,25 +296,22 @@ class LocalLLM:
         return prefix_name(get_spec(self.name).sha256, self._build, self.context, checkpoints)
 
     def _at_head(self, name: str | None) -> None:
-        """The cache ends at the first message: save it if this process has been here before."""
-        if name is None:
+        """The cache ends at the first message: save it unless it is on disk already."""
+        if name is None or name in self._on_disk:
             return
-        if name in self._used and name not in self._on_disk:
-            if not self._prefixes.has(name):
-                temporary = self._prefixes.temporary(name)
-                if not self._slot("save", temporary):
-                    self._prefixes.forget(temporary)
-                    return
-                self._prefixes.publish(temporary, name)
-            self._on_disk.add(name)  # checked or written once per process, not hashed again at every decision
-        self._used.add(name)
+        if not self._prefixes.has(name):
+            temporary = self._prefixes.temporary(name)
+            if not self._slot("save", temporary):
+                self._prefixes.forget(temporary)
+                return
+            self._prefixes.publish(temporary, name)
+        self._on_disk.add(name)  # checked or written once per process, not hashed again at every decision
 
     def _restore(self, name: str) -> bool:
         """Restore a saved first message into the cache; a file llama.cpp refuses is deleted."""
         if not self._prefixes.has(name):
             return False
         if self._slot("restore", name):
-            self._used.add(name)
             self._on_disk.add(name)
             return True
         self._prefixes.forget(name)

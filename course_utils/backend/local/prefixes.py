@@ -9,8 +9,9 @@ A saved file holds exactly the state ``LocalLLM._prefill`` leaves after the syst
 checkpoint (module docstring of ``llm``): the same tokens, computed in the same pieces, so a restored
 prefix decodes exactly as a computed one (``tests/test_determinism.py`` checks it in fresh processes).
 The file name is a hash of everything that fixes those values: the model file's sha256, the llama.cpp
-build, the context size and the checkpoint texts. A prefix is saved the second time a process uses it,
-so a system message asked once (a hybrid shortlist) is not written. The folder keeps the most recently
+build, the context size and the checkpoint texts. A prefix is saved the first time a process computes
+it, so the next process restores it even when this one asked it once; a short system message (a hybrid's
+shortlist) is not written (``MIN_PREFIX_CHARS``). The folder keeps the most recently
 used files within ``KEEP_BYTES``, each beside a record of its size and sha256: llama.cpp aborts the whole process on
 a truncated file, so a file that does not match its record is deleted, never restored. The folder is
 ``~/.cache/who-picks-the-skill/prefixes`` unless ``COURSE_PREFIX_DIR`` names another, and
