@@ -47,7 +47,7 @@ from course_utils.backend.local.guards import (
     unmade_choices,
     unrepeated,
 )
-from course_utils.backend.local.llm import Completion, ContextOverflow, default_llm_name, get_llm
+from course_utils.backend.local.llm import SENTINEL, Completion, ContextOverflow, default_llm_name, get_llm
 from course_utils.backend.local.models import MODELS
 
 pytestmark = pytest.mark.usefixtures("no_network")
@@ -358,6 +358,7 @@ def test_constrained_answers_become_parts() -> None:
         {"functionCall": {"name": "f", "args": {"x": "a"}}}]
     assert parts('{"text":"caf\\u00e9"}') == [{"text": "café"}]
     assert parts('{"text":"cut short \\u00') == [{"text": "cut short "}]  # maxOutputTokens
+    assert parts('{"name":"f","arguments":{"x":"a') == []  # a call cut short: not shown as a text (a silent "none")
 
 
 def test_a_text_result_is_shown_as_text_and_anything_else_as_json() -> None:
@@ -571,12 +572,36 @@ def recording_llm():
 
     llm = LocalLLM.__new__(LocalLLM)
     llm.name, llm.context, llm._build, llm._prefixes, llm._lock = DEFAULT_MODEL, 8192, "test", None, threading.Lock()
-    llm._pieces, llm._dirty, llm._on_disk = [], False, set()
+    llm._pieces, llm._dirty, llm._on_disk, llm._answered = [], False, set(), None
     llm.requests = []
     llm._compute = lambda prompt: None
     llm._complete = lambda request: llm.requests.append(request) or {
         "choices": [{"text": "ok", "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
     return llm
+
+
+def test_resume_continues_the_last_answer_only_for_the_same_messages() -> None:
+    llm = recording_llm()
+    computed = []
+    llm._compute = computed.append
+    hello, bye = [{"role": "user", "content": "hello"}], [{"role": "user", "content": "bye"}]
+    llm.chat(hello)
+    before = len(computed)
+    llm.chat(hello, resume=True)
+    assert len(computed) == before  # nothing cut off or computed: llama.cpp continues what the cache holds
+    llm.chat(bye, resume=True)
+    assert len(computed) > before  # other messages: the last answer is cut off and the new piece computed
+    before = len(computed)
+    llm.chat(bye)
+    assert computed[before:] == ["<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+                                 "assistant.<|im_end|>\n<|im_start|>user\nbye<|im_end|>\n" + SENTINEL]  # the cut
+    llm._complete = lambda request: (_ for _ in ()).throw(RuntimeError("refused"))
+    with pytest.raises(RuntimeError):
+        llm.chat(bye)
+    before = len(computed)
+    llm._complete = lambda request: {"choices": [{"text": "ok"}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
+    llm.chat(bye, resume=True)
+    assert len(computed) > before  # after a failed request nothing is continued
 
 
 def test_top_p_and_top_k_reach_llama_cpp_only_when_a_request_sets_them() -> None:

@@ -26,7 +26,7 @@ class FakeServerLLM(LocalLLM):
     def __init__(self, folder: PrefixFolder | None, refuse_restore: bool = False) -> None:
         self.name, self.context, self._build = DEFAULT_MODEL, 8192, "test-build"
         self._prefixes, self._lock = folder, threading.Lock()
-        self._pieces, self._dirty, self._on_disk = [], False, set()
+        self._pieces, self._dirty, self._on_disk, self._answered = [], False, set(), None
         self.computed: list[str] = []
         self.slots: list[tuple[str, str]] = []
         self.refuse_restore = refuse_restore
@@ -63,9 +63,13 @@ def test_a_prefix_is_saved_the_first_time_a_process_computes_it_and_restored_by_
     first.ask("draft my OKRs")
     assert system_computed(first)
     assert [action for action, _ in first.slots] == ["save"]  # asked once is enough: the next process restores it
-    first.ask("profile this CSV")
-    assert [action for action, _ in first.slots] == ["save"]  # written once
     name = first.slots[0][1].rsplit(".", 2)[0]  # saved as <name>.<pid>.part, then renamed
+    first.computed.clear()
+    first.ask("profile this CSV")
+    assert first.slots[1:] == [("restore", name)]  # written once; the cut after the catalog is a restore
+    assert first.computed == [render_chatml([{"role": "system", "content": SYSTEM},
+                                             {"role": "user", "content": "profile this CSV"}])[0].removesuffix(
+        "<|im_start|>assistant\n") + SENTINEL]  # no sentinel computed to cut the last answer off: only the query
     assert saved_files(tmp_path) == [name, f"{name}.json"]
 
     fresh = FakeServerLLM(PrefixFolder(tmp_path))
@@ -134,6 +138,21 @@ def test_the_folder_keeps_the_most_recently_used_files_within_its_budget(tmp_pat
     (tmp_path / "big.part").write_bytes(b"x" * 500)
     folder.publish("big.part", "big.kv")  # over the budget alone: still kept, the others go
     assert [p.name for p in tmp_path.glob("*.kv")] == ["big.kv"]
+
+
+def test_a_saved_file_is_hashed_once_while_it_is_the_same_file(tmp_path, monkeypatch):
+    """A cut after the catalog restores it at every decision: the 40 MB file is not hashed each time."""
+    folder = PrefixFolder(tmp_path)
+    part = folder.temporary("a.kv")
+    (tmp_path / part).write_bytes(b"x" * 30)
+    folder.publish(part, "a.kv")
+    hashed, fingerprint = [], prefixes._fingerprint
+    monkeypatch.setattr(prefixes, "_fingerprint", lambda path: hashed.append(path.name) or fingerprint(path))
+    assert folder.has("a.kv") and folder.has("a.kv") and hashed == ["a.kv"]
+    (tmp_path / "other").write_bytes(b"y" * 30)
+    os.replace(tmp_path / "other", tmp_path / "a.kv")  # another file in its place, same size
+    assert not folder.has("a.kv") and hashed == ["a.kv", "a.kv"]  # hashed again: it does not match the record
+    assert saved_files(tmp_path) == []
 
 
 def test_publishing_removes_the_part_files_of_saves_that_never_finished(tmp_path):

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from course_utils.backend.local.app import build_prompt, parse_declaration
-from course_utils.backend.local.llm import Completion
+from course_utils.backend.local.llm import DEFAULT_MAX_OUTPUT_TOKENS, Completion
 from course_utils.backend.local.selection_decode import END_TOKENS, decode_selection, selection_of
 
 ACTIVATE = {"name": "activate_skill", "description": "Activate a skill.", "parameters": {
@@ -29,8 +29,9 @@ class ScriptedLLM:
         assert self.answer.startswith(prefix), "a given prefix the model would not have written"
         rest = self.answer[len(prefix):]
         decoded = rest if max_tokens is None else rest[:3 * max_tokens]
-        return Completion(text=prefix + decoded, prompt_tokens=100, completion_tokens=-(-len(decoded) // 3) + 1,
-                          finish_reason="stop", cached_tokens=90)
+        cut = len(decoded) < len(rest)  # stopped by the cap: no end token
+        return Completion(text=prefix + decoded, prompt_tokens=100, completion_tokens=-(-len(decoded) // 3) + (not cut),
+                          finish_reason="length" if cut else "stop", cached_tokens=90)
 
     def token_count(self, text: str) -> int:
         return -(-len(text) // 3)
@@ -76,6 +77,7 @@ def test_a_call_decodes_the_opening_choice_then_the_value_until_one_is_left(skil
     first, *steps = llm.requests
     assert first["grammar"] == "root ::= whole" and first["max_tokens"] == 2 and first["prefix"] == ""
     assert all(step["max_tokens"] == 1 and step["prefix"].startswith(_selection().opening) for step in steps)
+    assert not first.get("resume") and all(step["resume"] for step in steps)  # each step continues the last one's cache
     # 'ema' leaves two values: one more token ('il-') is not enough, a third ('ton' or 'tri') parts them
     assert len(steps) == (3 if skill.startswith("email") else 1)
     assert json.loads(steps[0]["grammar"].removeprefix("root ::= ").split(" | ")[0]) == 'email-tone-rewriter"}}'
@@ -83,25 +85,55 @@ def test_a_call_decodes_the_opening_choice_then_the_value_until_one_is_left(skil
         assert "okr" not in steps[1]["grammar"]  # only the values still possible are offered
 
 
-def test_a_text_answer_is_decoded_whole_as_before() -> None:
+def test_a_text_answer_goes_on_from_its_first_two_tokens() -> None:
     llm = ScriptedLLM('{"text":"Hello, how can I help?"}')
     completion = decode_selection(llm, [], "root ::= whole", _selection(), GREEDY)
     assert completion.text == '{"text":"Hello, how can I help?"}'
-    assert [r["max_tokens"] for r in llm.requests] == [2, None] and llm.requests[1]["grammar"] == "root ::= whole"
+    first, rest = llm.requests
+    assert first["max_tokens"] == 2 and not first.get("resume")
+    # the rest continues the first request: its two tokens given, the grammar of the rest of a text, the cap less two
+    assert rest["resume"] and rest["prefix"] == '{"text' and rest["max_tokens"] == DEFAULT_MAX_OUTPUT_TOKENS - 2
+    assert rest["grammar"].startswith("%llguidance") and '"\\":"' in rest["grammar"]
+    assert completion.completion_tokens == llm.token_count('{"text":"Hello, how can I help?"}') + 1
+
+
+def test_a_text_opened_otherwise_is_decoded_whole_again() -> None:
+    """Two tokens that already enter the string ('{"text":"Hel') leave no grammar for the rest: one request decodes it."""
+    class WideTokens(ScriptedLLM):
+        def chat(self, messages, **options):
+            completion = super().chat(messages, **options)
+            if options.get("max_tokens") == 2:
+                return Completion('{"text":"Hel', 100, 2, "length", 90)
+            return completion
+
+    llm = WideTokens('{"text":"Hello"}')
+    assert decode_selection(llm, [], "root ::= whole", _selection(), GREEDY).text == '{"text":"Hello"}'
+    assert [r["max_tokens"] for r in llm.requests] == [2, None] and not llm.requests[1].get("resume")
 
 
 def test_without_text_the_call_is_given_at_once() -> None:
     llm = ScriptedLLM(CALL % "okr-drafter")
     assert decode_selection(llm, [], "g", _selection(allow_text=False), GREEDY).text == CALL % "okr-drafter"
     assert [r["max_tokens"] for r in llm.requests] == [1]
+    assert llm.requests[0]["resume"] is False  # a decision's first request never continues another's answer
 
 
-@pytest.mark.parametrize("options", [{"temperature": 0.7, "seed": 3}, {"top_logprobs": 5}, {"max_tokens": 20}])
+def test_a_call_longer_than_the_cap_is_decoded_as_the_ordinary_path_cuts_it() -> None:
+    llm = ScriptedLLM(CALL % "okr-drafter")  # 60 characters: 20 tokens, and the end token
+    fits = decode_selection(llm, [], "root ::= whole", _selection(), {**GREEDY, "max_tokens": 21})
+    assert fits.text == CALL % "okr-drafter" and fits.finish_reason == "stop" and fits.completion_tokens == 21
+    llm.requests.clear()
+    cut = decode_selection(llm, [], "root ::= whole", _selection(), {**GREEDY, "max_tokens": 19})
+    assert llm.requests[-1] == {**GREEDY, "grammar": "root ::= whole", "prefix": "", "max_tokens": 19}
+    assert cut.finish_reason == "length" and cut.text == (CALL % "okr-drafter")[:57]
+
+
+@pytest.mark.parametrize("options", [{"temperature": 0.7, "seed": 3}, {"top_logprobs": 5}, {"max_tokens": 1}])
 def test_sampled_answers_logprobs_and_short_caps_take_the_ordinary_path(options: dict) -> None:
     llm = ScriptedLLM(CALL % "okr-drafter")
     completion = decode_selection(llm, [], "root ::= whole", _selection(), {**GREEDY, **options})
     assert len(llm.requests) == 1 and llm.requests[0]["grammar"] == "root ::= whole"
-    assert llm.requests[0]["prefix"] == "" and completion.text.startswith(CALL[:20])
+    assert llm.requests[0]["prefix"] == "" and completion.text.startswith(CALL[:3 * (options.get("max_tokens") or 7)])
 
 
 @pytest.mark.model

@@ -374,7 +374,7 @@ def answer_parts(completion: Completion, constrained: bool) -> list[Json]:
     except ValueError:  # cut short by maxOutputTokens
         if completion.text.startswith(_TEXT_OPENING):
             return [{"text": _cut_text(completion.text)}]
-        return [{"text": completion.text}]
+        return []  # a call cut short is no call, and no text either: an empty answer whose finish reason says why
     if "name" in answer:
         return [{"functionCall": {"name": answer["name"], "args": answer["arguments"]}}]
     return [{"text": answer["text"]}]

@@ -57,13 +57,23 @@ class PrefixFolder:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._checked: dict[str, tuple[int, int]] = {}  # name -> (inode, size) of the file found whole
 
     def has(self, name: str) -> bool:
         """True when a prefix of that name is saved whole (it matches its record); marks it as just used.
 
-        A file that does not match its record (cut short, changed) is deleted.
+        A file that does not match its record (cut short, changed) is deleted. A file is hashed once: files are
+        written under another name and renamed into place, never changed in place, so while the same file (same
+        inode and size) is there it is still whole.
         """
         path, record = self.folder / name, self._record(name)
+        try:
+            if self._checked.get(name) == _identity(path):
+                os.utime(path)
+                return True
+        except OSError:
+            pass
+        self._checked.pop(name, None)
         try:
             expected = json.loads(record.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -72,6 +82,7 @@ class PrefixFolder:
             self.forget(name)
             return False
         os.utime(path)
+        self._checked[name] = _identity(path)
         return True
 
     def temporary(self, name: str) -> str:
@@ -95,6 +106,7 @@ class PrefixFolder:
 
     def forget(self, name: str) -> None:
         """Remove a saved file and its record (damaged, refused by llama.cpp, or a save that failed)."""
+        self._checked.pop(name, None)
         (self.folder / name).unlink(missing_ok=True)
         self._record(name).unlink(missing_ok=True)
 
@@ -110,6 +122,12 @@ class PrefixFolder:
 
     def _record(self, name: str) -> Path:
         return self.folder / f"{name}.json"
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    """Which file is at `path` (its inode) and its size."""
+    status = path.stat()
+    return status.st_ino, status.st_size
 
 
 def _fingerprint(path: Path) -> dict[str, object]:

@@ -6,16 +6,19 @@ share a start) where they part. Every other token of the call is the only one th
 decoding it costs a full forward pass (about 100 ms each on a 2-core CPU, against about 25 ms per token
 computed in a batch), and a call is about sixteen tokens. So:
 
-1. the first two tokens are decoded under the whole grammar: ``{"t`` opens a text, decoded as before
-   (the same request again, nothing else changed);
-2. otherwise the call up to its value is *given* (computed in one batch after the generation header),
-   and one token of the value is decoded, constrained to the listed values;
+1. the first two tokens are decoded under the whole grammar: ``{"t`` opens a text, whose decoding goes on
+   from there (``resume``, the two tokens given, a grammar for the rest of a text answer): the same
+   computation as decoding it whole in one request, each further token decoded one at a time as there;
+2. otherwise the call up to its value is *given* (computed in one batch after the token decoded first),
+   and one token of the value is decoded, constrained to the listed values; it continues the cache the
+   previous step left (``resume``), so the tokens already decoded there are not computed again;
 3. as soon as one listed value is left that starts with what was decoded, the answer is known: the
    grammar allows nothing else, so the rest is written, not decoded. Values that share a start get one
    more decoded token each time, from the values still possible.
 
-Greedy requests only: a sampled answer (a temperature), log-probabilities, or a token cap too short for
-a whole call take the ordinary path, one request decoded token by token. Same messages, same requests,
+Greedy requests only: a sampled answer (a temperature) or log-probabilities take the ordinary path, one
+request decoded token by token, and so does a call longer than the token cap (the ordinary path cuts it
+where the cap falls, as decoding it would). Same messages, same requests,
 same answer (``llm``'s module docstring), so decisions stay deterministic; the given tokens are computed
 in a batch instead of one at a time, which can move a near-tie (``scripts/check_selection_decode.py``
 runs the development queries both ways).
@@ -28,19 +31,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from course_utils.backend.local.guards import is_selection
-from course_utils.backend.local.llm import Completion
+from course_utils.backend.local.llm import DEFAULT_MAX_OUTPUT_TOKENS, Completion
 
 if TYPE_CHECKING:
     from course_utils.backend.local.app import Declaration
     from course_utils.backend.local.llm import LocalLLM, Message
 
 Json = dict[str, Any]
-MIN_TOKEN_CAP = 64
-"""Below this output cap the ordinary path runs: it would cut a call at the cap, this path writes it whole (a call
-on the workplace catalog took 15 to 18 answer tokens, the end token included, on the
-90 development queries)."""
 END_TOKENS = 1
 """llama.cpp counts among an answer's tokens the end-of-text token it decodes once the grammar is complete."""
+TEXT_OPENING = '{"text":'
+"""A text answer up to its string, as the grammar writes it (compact JSON)."""
 
 
 @dataclass(frozen=True)
@@ -72,20 +73,39 @@ def _grammar(endings: Sequence[str]) -> str:
     return "root ::= " + " | ".join(json.dumps(ending, ensure_ascii=False) for ending in endings)
 
 
+def _text_rest_grammar(opened: str) -> str:
+    """A llama.cpp grammar for the rest of a text answer whose first characters, `opened`, are given."""
+    return (f"%llguidance {{}}\nstart: {json.dumps(TEXT_OPENING[len(opened):])} value \"}}\"\n"
+            'value: %json {"type": "string"}\n')
+
+
+def _continue_text(llm: LocalLLM, messages: Sequence[Message], grammar: str, first: Completion,
+                   options: Json) -> Completion:
+    """A text answer whose first tokens `first` decoded: the rest decoded from there, as one request would."""
+    cap = options.get("max_tokens") or DEFAULT_MAX_OUTPUT_TOKENS
+    if not TEXT_OPENING.startswith(first.text) or first.finish_reason != "length" or cap <= first.completion_tokens:
+        return llm.chat(messages, grammar=grammar, **options)  # not the opening alone: decode it whole again
+    rest = llm.chat(messages, grammar=_text_rest_grammar(first.text), prefix=first.text, resume=True,
+                    **{**options, "max_tokens": cap - first.completion_tokens})
+    return Completion(text=rest.text, prompt_tokens=first.prompt_tokens,
+                      completion_tokens=first.completion_tokens + rest.completion_tokens,
+                      finish_reason=rest.finish_reason, cached_tokens=first.cached_tokens)
+
+
 def decode_selection(llm: LocalLLM, messages: Sequence[Message], grammar: str, selection: Selection,
                      options: Json) -> Completion:
     """The model's answer to `messages` under `grammar`, a selection's call decoded as the module docstring says."""
-    cap = options.get("max_tokens") or MIN_TOKEN_CAP
-    if options.get("temperature") or options.get("top_logprobs") is not None or cap < MIN_TOKEN_CAP:
+    cap = options.get("max_tokens") or DEFAULT_MAX_OUTPUT_TOKENS
+    if options.get("temperature") or options.get("top_logprobs") is not None or cap < 2:
         return llm.chat(messages, grammar=grammar, **options)
     first = None
     if selection.allow_text:
         first = llm.chat(messages, grammar=grammar, **{**options, "max_tokens": 2})
         if not first.text.startswith(selection.opening[:3]):  # '{"t' opens a text; '{"n' the call
-            return llm.chat(messages, grammar=grammar, **options)
+            return _continue_text(llm, messages, grammar, first, options)
     decoded, left = "", list(selection.endings)
     while len(left) > 1:
-        step = llm.chat(messages, grammar=_grammar([e[len(decoded):] for e in left]),
+        step = llm.chat(messages, grammar=_grammar([e[len(decoded):] for e in left]), resume=first is not None,
                         prefix=selection.opening + decoded, **{**options, "max_tokens": 1})
         first = first or step
         if len(step.text) <= len(selection.opening + decoded):  # no new character (a partial one): decode as usual
@@ -93,6 +113,9 @@ def decode_selection(llm: LocalLLM, messages: Sequence[Message], grammar: str, s
         decoded = step.text[len(selection.opening):]
         left = [e for e in left if e.startswith(decoded)]
     answer = selection.opening + left[0]
+    tokens = llm.token_count(answer) + END_TOKENS
+    if tokens > cap:  # the cap cuts this call short
+        return llm.chat(messages, grammar=grammar, **options)
     return Completion(text=answer, prompt_tokens=first.prompt_tokens if first else llm.count_tokens(messages),
-                      completion_tokens=llm.token_count(answer) + END_TOKENS, finish_reason="stop",
+                      completion_tokens=tokens, finish_reason="stop",
                       cached_tokens=first.cached_tokens if first else 0)
