@@ -39,6 +39,7 @@ import nbformat
 import pytest
 
 from course_utils.paths import NOTEBOOKS_DIR, SKILLS_DIR
+from course_utils.selection import LOCAL_DECISION_TOKENS
 
 LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 SKILL_NAMES = sorted({p.parent.name for p in SKILLS_DIR.glob("*/*/SKILL.md")})
@@ -65,7 +66,7 @@ DEFINITIONS = {  # pattern: why it is no measurement. Removed from a sentence be
     r"\b(?:60|40)\s?%": "lesson 08's train/test split fractions (thresholds.split)",
     r"(?:about |≈ ?)?10,000(?: to |–)20,000 tokens|≈ ?10,000 tokens|100–200 tokens|about 100 skills":
         "the decision rule's budget (scale.decision_rule)",
-    r"\b64 tokens": "the local decision's output cap (selection.LOCAL_DECISION_TOKENS)",
+    rf"\b{LOCAL_DECISION_TOKENS} tokens": "the local decision's output cap (selection.LOCAL_DECISION_TOKENS)",
     r"\b8,192 tokens": "the local model's context window (local.llm.CONTEXT_TOKENS)",
     r"\b\d+ of (?:the )?(?:30|45|90)\b(?= (?:queries|English|French))": "a query set's size and make-up",
     r"(?:section |lesson |§ ?|^#+ )\d+(?:\.\d+)+": "a section number",
@@ -140,7 +141,7 @@ def test_the_detector_catches_run_figures(sentence):
 @pytest.mark.parametrize("sentence", [
     "The original lesson measured a mean of **1,632 prompt tokens** per decision on Gemini "
     "(cited: original lesson, Gemini `gemini-2.5-flash`, 2026-10-15).",
-    "On the local backend the answer is capped at 64 tokens.",
+    f"On the local backend the answer is capped at {LOCAL_DECISION_TOKENS} tokens.",
     "Every rate carries a 95 % interval; a difference is a finding only at p < 0.05.",
     "Fit on a fixed, stratified 60 % of the queries and score on the other 40 %.",
     "Let the model decide while the catalog fits: on the order of 10,000 to 20,000 tokens, 100–200 tokens each.",
