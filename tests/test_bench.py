@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -11,6 +12,7 @@ import course_utils.backend.client
 import course_utils.backend.local.embed
 import course_utils.backend.local.llm
 import course_utils.scale as scale
+from course_utils.backend.local.prefixes import PREFIX_DIR_ENV
 from course_utils.paths import REPO_ROOT
 from course_utils.tools import bench as commands
 
@@ -34,12 +36,16 @@ def test_bench_json_carries_topk_10000_ms_and_the_machine(monkeypatch, tmp_path)
                         lambda client: SimpleNamespace(generation_label=lambda: "stub"))
     monkeypatch.setattr(commands, "cold_decisions", lambda *a: {"cold_decision_s": 40.0})
     monkeypatch.setattr(commands, "bench_decisions", lambda *a: {"decision_p50_s": 1.0})
-    monkeypatch.setattr(commands, "bench_hybrid", lambda *a: {"hybrid_decision_p50_s": 1.0})
+    folders = []
+    monkeypatch.setattr(commands, "bench_hybrid", lambda *a: folders.append(os.environ[PREFIX_DIR_ENV]) or {})
     monkeypatch.setattr(commands, "bench_embeddings", lambda *a: {"embed_1000_s": 1.0})
     monkeypatch.setattr(commands, "topk_ms", lambda: 1.23456)
+    monkeypatch.setenv(PREFIX_DIR_ENV, "/the/users/folder")
     out = tmp_path / "bench.json"
     args = argparse.Namespace(root=str(REPO_ROOT), queries=2, model=None, json=str(out), readme=None)
     assert commands.run_bench(args) == 0
+    assert folders[0] != "/the/users/folder" and not os.path.exists(folders[0])  # its own folder, deleted after
+    assert os.environ[PREFIX_DIR_ENV] == "/the/users/folder"
     figures = json.loads(out.read_text())
     assert figures["topk_10000_ms"] == 1.235
     assert figures["machine"]["cores"] >= 1 and figures["machine"]["cpu"]
