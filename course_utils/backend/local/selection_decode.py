@@ -80,9 +80,8 @@ def _text_rest_grammar(opened: str) -> str:
 
 
 def _continue_text(llm: LocalLLM, messages: Sequence[Message], grammar: str, first: Completion,
-                   options: Json) -> Completion:
+                   options: Json, cap: int) -> Completion:
     """A text answer whose first tokens `first` decoded: the rest decoded from there, as one request would."""
-    cap = options.get("max_tokens") or DEFAULT_MAX_OUTPUT_TOKENS
     if not TEXT_OPENING.startswith(first.text) or first.finish_reason != "length" or cap <= first.completion_tokens:
         return llm.chat(messages, grammar=grammar, **options)  # not the opening alone: decode it whole again
     rest = llm.chat(messages, grammar=_text_rest_grammar(first.text), prefix=first.text, resume=True,
@@ -102,7 +101,7 @@ def decode_selection(llm: LocalLLM, messages: Sequence[Message], grammar: str, s
     if selection.allow_text:
         first = llm.chat(messages, grammar=grammar, **{**options, "max_tokens": 2})
         if not first.text.startswith(selection.opening[:3]):  # '{"t' opens a text; '{"n' the call
-            return _continue_text(llm, messages, grammar, first, options)
+            return _continue_text(llm, messages, grammar, first, options, cap)
     decoded, left = "", list(selection.endings)
     while len(left) > 1:
         step = llm.chat(messages, grammar=_grammar([e[len(decoded):] for e in left]), resume=first is not None,
