@@ -3,8 +3,9 @@
 A skill decision's answer is a text or ``{"name":"activate_skill","arguments":{"name":"<skill>"}}``.
 The grammar leaves the model three things to choose: text or call, which value, and (for values that
 share a start) where they part. Every other token of the call is the only one the grammar allows, yet
-decoding it costs a full forward pass (about 100 ms each on a 2-core CPU, against about 25 ms per token
-computed in a batch), and a call is about sixteen tokens. So:
+decoding it costs a full forward pass, and a call is about sixteen tokens (on the 2-core Intel Xeon of
+2026-12-03, ~100 ms a decoded token against ~25 ms a token computed in a batch; on the AMD EPYC of 2026-12-04 a
+batch of a few tokens cost about what decoding them did, ~50 ms a token: ``scripts/profile_decision.py``). So:
 
 1. the first two tokens are decoded under the whole grammar: ``{"t`` opens a text, whose decoding goes on
    from there (``resume``, the two tokens given, a grammar for the rest of a text answer): the same
