@@ -8,6 +8,8 @@ wheel was built from (the same version's source release on the package index, it
 this CPU has (GGML_NATIVE: AVX-512 where there is one) — and times on the course's model what a warm decision
 computes: a 40-token query and a 9-token batch after `--depth` tokens already in the cache (the workplace
 catalog's system prompt is about 1,440), and a decoded token. Each build is timed `--rounds` times in turn.
+llama-bench repacks the weights (its default) where the course's backend does not (`no_extra_bufts`): both builds
+alike, so the ratio compares the kernels, and the figures may sit a little above the backend's own.
 Needs cmake and a C++ compiler; the two builds take about 4 minutes each on 2 cores (2026-12-04).
 """
 from __future__ import annotations
