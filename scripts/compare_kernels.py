@@ -29,6 +29,7 @@ from course_utils.backend.local.models import model_path
 from course_utils.paths import BUILD_DIR
 
 INDEX = "https://pypi.org/simple/xllamacpp/"
+THREADS = os.cpu_count() or 1  # as the course's backend runs llama.cpp
 WORK = BUILD_DIR / "kernels"
 BUILDS = {
     "wheel (AVX2)": ["-DGGML_NATIVE=OFF", "-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON",
@@ -71,7 +72,7 @@ def build(tree: Path, label: str, flags: list[str]) -> Path:
     if not binary.exists():
         subprocess.run(["cmake", "-S", str(tree), "-B", str(folder), "-G", "Ninja", *COMMON, *flags], check=True,
                        stdout=subprocess.DEVNULL)
-        subprocess.run(["cmake", "--build", str(folder), "--target", "llama-bench", f"-j{os.cpu_count() or 1}"],
+        subprocess.run(["cmake", "--build", str(folder), "--target", "llama-bench", f"-j{THREADS}"],
                        check=True, stdout=subprocess.DEVNULL)
     return binary
 
@@ -79,7 +80,7 @@ def build(tree: Path, label: str, flags: list[str]) -> Path:
 def bench(binary: Path, depth: int) -> dict[str, float]:
     """Tokens per second of each test, keyed by llama-bench's test name."""
     out = subprocess.run([str(binary), "-m", str(model_path()), "-p", "40,9", "-n", "1", "-d", str(depth),
-                          "-t", str(os.cpu_count() or 1), "-r", "5", "-o", "json"],
+                          "-t", str(THREADS), "-r", "5", "-o", "json"],
                          check=True, capture_output=True, text=True).stdout
     rows = json.loads(out)
     return {("pp" if r["n_prompt"] else "tg") + str(r["n_prompt"] or r["n_gen"]): r["avg_ts"] for r in rows}
@@ -92,7 +93,7 @@ def main() -> None:
     args = parser.parse_args()
     tree = llama_source()
     binaries = {label: build(tree, label, flags) for label, flags in BUILDS.items()}
-    print(f"tokens per second after {args.depth:,} cached tokens, {os.cpu_count()} threads, model {model_path().name}")
+    print(f"tokens per second after {args.depth:,} cached tokens, {THREADS} threads, model {model_path().name}")
     results: dict[str, list[dict[str, float]]] = {label: [] for label in binaries}
     for _ in range(args.rounds):
         for label, binary in binaries.items():
