@@ -34,9 +34,44 @@ MAX_OUTPUT_TOKENS = 300
 """The run options of every measured run, and of the live runs of lessons 03 and 04."""
 
 
+_SENTENCE_BREAK = re.compile(r"\n+|(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """What an answer must state: `says` searched case-insensitively; with `about`, both in one sentence (so the
+    figure is stated for the thing asked, not for something else the answer mentions). `never`: the answer must
+    not state it (a wrong line, a wrong promise)."""
+
+    says: str
+    about: str | None = None
+    never: bool = False
+
+    @classmethod
+    def read(cls, raw: Any) -> Fact:
+        """A fact as the request file writes it: a regex, `{says, about}` or `{never}`."""
+        if isinstance(raw, str):
+            return cls(raw)
+        if isinstance(raw, dict) and set(raw) <= {"says", "about"} and "says" in raw:
+            return cls(str(raw["says"]), None if raw.get("about") is None else str(raw["about"]))
+        if isinstance(raw, dict) and set(raw) == {"never"}:
+            return cls(str(raw["never"]), never=True)
+        raise ValueError(f"a fact is a regex, {{says, about}} or {{never}}, not {raw!r}")
+
+    def patterns(self) -> list[str]:
+        return [self.says] if self.about is None else [self.says, self.about]
+
+    def holds(self, answer: str) -> bool:
+        """Whether `answer` states this fact (or, for `never`, does not state it)."""
+        sentences = _SENTENCE_BREAK.split(answer) if self.about else [answer]
+        found = any(all(re.search(p, s, re.IGNORECASE) for p in self.patterns()) for s in sentences)
+        return found != self.never
+
+
 @dataclass(frozen=True)
 class BakeryRequest:
-    """One customer request and the outcome it must have (see the file's header)."""
+    """One customer request and the outcome it must have (see the file's header). `former_split`: the split a
+    request was in before (a test request that guided the harness became a dev request)."""
 
     id: str
     split: str
@@ -44,7 +79,8 @@ class BakeryRequest:
     text: str
     skill: str | None
     calendar: tuple[tuple[str, str], ...] | None
-    facts: dict[str, str] = field(default_factory=dict)
+    facts: dict[str, Fact] = field(default_factory=dict)
+    former_split: str | None = None
 
 
 def load_requests(path: str | Path = REQUESTS_FILE, split: str | None = None) -> list[BakeryRequest]:
@@ -53,10 +89,12 @@ def load_requests(path: str | Path = REQUESTS_FILE, split: str | None = None) ->
     for index, raw in enumerate(yaml.safe_load(Path(path).read_text(encoding="utf-8"))["requests"]):
         try:
             calendar = None if raw["calendar"] is None else tuple((str(d), str(line)) for d, line in raw["calendar"])
-            request = BakeryRequest(raw["id"], raw["split"], raw["lang"], raw["text"], raw["skill"], calendar,
-                                    dict(raw.get("facts") or {}))
-            for pattern in request.facts.values():
-                re.compile(pattern)
+            facts = {str(name): Fact.read(fact) for name, fact in (raw.get("facts") or {}).items()}
+            request = BakeryRequest(raw["id"], raw["split"], raw["lang"], raw["text"], raw["skill"], calendar, facts,
+                                    raw.get("former_split"))
+            for fact in facts.values():
+                for pattern in fact.patterns():
+                    re.compile(pattern)
         except (KeyError, TypeError, ValueError, re.error) as err:
             raise ValueError(f"{path}: request #{index + 1} ({raw.get('id', '?')}): {err}") from None
         if split is None or request.split == split:
@@ -133,7 +171,7 @@ def check_run(request: BakeryRequest, mode: str, result: AgentResult, *, sample:
     expected = [request.skill] if request.skill else []
     right_skill = None if mode == "all" else list(dict.fromkeys(loaded)) == expected
     calendar = None if request.calendar is None else calendar_checked(result, request.calendar)
-    facts = {name: bool(re.search(pattern, result.answer, re.IGNORECASE)) for name, pattern in request.facts.items()}
+    facts = {name: fact.holds(result.answer) for name, fact in request.facts.items()}
     return Checklist(request.id, mode, sample, loaded, right_skill, len(loaded) != len(set(loaded)), calendar, facts,
                      bool(result.answer.strip()), result.turns, result.total_prompt_tokens, round(seconds, 2),
                      result.answer, error, [f"{tool}({json.dumps(args, ensure_ascii=False)})" for tool, args in result.tool_calls])

@@ -1,4 +1,4 @@
-"""The bakery requests and the checklist each run gets (issue #15); no model: runs are built by hand."""
+"""The bakery requests and the checklist each run gets; no model: runs are built by hand."""
 from __future__ import annotations
 
 import json
@@ -7,9 +7,9 @@ import re
 import pytest
 
 from course_utils.agent import AgentResult, Event
-from course_utils.bakery import TODAY, cake_quote, load_calendar
+from course_utils.bakery import CAKE_REQUEST, TODAY, cake_quote, load_calendar
 from course_utils.bakery_eval import (
-    MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, BakeryRequest, Checklist, agreement, answered_by_cake_script, check_run,
+    MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, BakeryRequest, Checklist, Fact, agreement, answered_by_cake_script, check_run,
     load_requests, read_record, run_all, run_seed, skills_loaded, summarize,
 )
 from course_utils.paths import SKILLS_DIR
@@ -30,15 +30,23 @@ def run(*calls: tuple[str, dict], answer: str = "", tokens: tuple[int, ...] = (1
 # --------------------------------------------------------------------------- the request file
 
 
-def test_the_test_split_covers_what_the_issue_lists():
+def test_the_test_split_covers_each_skill_language_and_rule_edge():
     test = [r for r in REQUESTS if r.split == "test"]
-    assert len(test) >= 9  # the running example and at least eight more
+    assert len(test) >= 24
     assert {r.lang for r in test} == {"en", "fr"}
     assert {r.skill for r in test} == {*BAKERY.names, None}  # each skill, and requests no skill covers
-    ids = {r.id for r in test}
-    assert {"cake-nut-free-saturday", "cake-flavour-not-listed", "cake-too-many-guests", "cake-day-full",
-            "cake-nut-free-fr"} <= ids
-    assert any(r.split == "dev" and "lead time" in " ".join(r.facts) for r in REQUESTS)
+    assert sum(r.skill is None for r in test) >= 4
+    for skill in BAKERY.names:  # each skill asked in both languages
+        assert {r.lang for r in test if r.skill == skill} == {"en", "fr"}, skill
+    rules = " ".join(name for r in test for name in r.facts)
+    for edge in ("lead time", "two tiers", "pastry chef", "day full", "nut-free", "flavours", "minimum"):
+        assert edge in rules, edge
+
+
+def test_the_first_test_split_is_dev_now_and_the_running_example_is_a_dev_request():
+    former = [r for r in REQUESTS if r.former_split == "test"]
+    assert len(former) == 19 and all(r.split == "dev" for r in former)
+    assert next(r for r in REQUESTS if r.text == CAKE_REQUEST).split == "dev"
 
 
 def test_dev_and_test_requests_are_distinct():
@@ -54,12 +62,30 @@ def test_every_expected_calendar_check_is_a_day_of_the_calendar():
             assert day in days and line in ("regular", "nut-free"), request.id
 
 
-def test_the_skills_example_summary_answers_no_request():
-    """The cake skill's summary format holds no figures: copying it satisfies no request's facts."""
-    example = BAKERY.skills["custom-cake-order"].body.split("## The summary's format", 1)[1]
-    for request in REQUESTS:
-        if request.facts:
-            assert not all(re.search(p, example, re.IGNORECASE) for p in request.facts.values()), request.id
+@pytest.mark.parametrize("skill", sorted(BAKERY.names))
+def test_no_worked_example_of_any_skill_answers_a_request(skill):
+    """A skill's fenced blocks (output formats, worked examples) hold placeholders: copying one satisfies no
+    request's facts, dev or test. (Its rules and tables may state a fact: quoting the rule is the right answer.)"""
+    blocks = re.findall(r"```.*?```", BAKERY.skills[skill].body, re.DOTALL)
+    for block in blocks:
+        for request in REQUESTS:
+            if any(not fact.never for fact in request.facts.values()):
+                assert not all(fact.holds(block) for fact in request.facts.values()), (skill, request.id)
+
+
+def test_a_worked_example_with_a_request_s_figures_is_caught():
+    catering = next(r for r in REQUESTS if r.id == "catering-breakfast")
+    assert all(fact.holds("- Breakfast platter: 20 × €6.50 = €130.00") for fact in catering.facts.values())
+
+
+def test_a_fact_about_one_thing_counts_only_in_the_sentence_that_names_it():
+    sunday = next(r for r in REQUESTS if r.id == "hours-sunday-fr").facts
+    right = "Le dimanche, nous fermons à 13h00."
+    wrong = "Le samedi nous fermons à 19h30, le 24 décembre à 13h. Le dimanche nous sommes fermés."
+    assert all(f.holds(right) for f in sunday.values()) and not any(f.holds(wrong) for f in sunday.values())
+    assert Fact.read({"never": "regular line"}).holds("nut-free line") and not Fact.read({"never": "x"}).holds("x")
+    with pytest.raises(ValueError, match="a fact is"):
+        Fact.read({"says": "a", "where": "b"})
 
 
 def test_a_malformed_request_names_its_entry(tmp_path):
@@ -145,10 +171,12 @@ def test_the_summary_counts_runs_and_agreement():
 
 
 def test_every_recorded_measurement_reads_back_and_ran_only_its_split():
-    """Lesson 04 reads these files: dev files hold dev requests only, the test file test requests only."""
+    """Each record ran one split: a dev record dev requests only; a test record the requests that were test
+    requests when it ran (the first test split's are dev now, marked `former_split: test`)."""
     files = sorted(MEASURED_DIR.glob("*.json"))
-    assert any(p.name == "test.json" for p in files) and any(p.name.startswith("dev_") for p in files)
-    splits = {r.id: r.split for r in REQUESTS}
+    assert any(p.name.startswith("test") for p in files) and any(p.name.startswith("dev_") for p in files)
+    first_test = {r.id for r in REQUESTS if r.former_split == "test"}
+    splits = {r.id: "test" if r.id in first_test else r.split for r in REQUESTS}
     for path in files:
         settings, checklists = read_record(path)
         assert checklists and {splits[c.request] for c in checklists} == {settings["split"]}, path.name
