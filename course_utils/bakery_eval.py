@@ -15,7 +15,7 @@ import time
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -181,6 +181,14 @@ def read_record(path: str | Path) -> tuple[dict[str, Any], list[Checklist]]:
     """A file written by scripts/measure_bakery.py: (its settings, its checklists)."""
     record = json.loads(Path(path).read_text(encoding="utf-8"))
     return {k: v for k, v in record.items() if k != "checklists"}, [Checklist(**c) for c in record["checklists"]]
+
+
+def recheck_facts(checklists: Sequence[Checklist], requests: Sequence[BakeryRequest]) -> list[Checklist]:
+    """The checklists with every fact checked again on the recorded answer, against the facts the request file
+    states now (a record keeps the verdicts of the facts as they were written when it ran)."""
+    facts = {r.id: r.facts for r in requests}
+    return [replace(c, facts={name: fact.holds(c.answer) for name, fact in facts[c.request].items()})
+            for c in checklists]
 
 
 def run_checked(harness: Harness, client: Any, request: BakeryRequest, *, sample: int = 0,

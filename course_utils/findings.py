@@ -16,41 +16,41 @@ from course_utils.stats import Rate
 @dataclass(frozen=True)
 class Claim:
     """A source lesson's claim about a rate: its words (quoted), where it comes from, and the bound it implies:
-    the rate is claimed to be at least `at_least`, or at most `at_most`."""
+    the rate is claimed to be above `above`, or below `below` ("sometimes" is above 0)."""
 
     quote: str
     source: str
-    at_least: float | None = None
-    at_most: float | None = None
+    above: float | None = None
+    below: float | None = None
 
     def __post_init__(self) -> None:
-        if (self.at_least is None) == (self.at_most is None):
-            raise ValueError("a claim bounds the rate on one side: give at_least or at_most, not both")
+        if (self.above is None) == (self.below is None):
+            raise ValueError("a claim bounds the rate on one side: give above or below, not both")
 
     def verdict(self, rate: Rate) -> str:
-        """'agrees with', 'disagrees with' or 'does not settle' (the interval straddles the bound)."""
+        """'agrees with', 'disagrees with' or 'does not settle' (the interval reaches both sides of the bound)."""
         if rate.n == 0:
             return "does not settle"
-        if self.at_least is not None:
-            claimed_side, other_side = rate.low >= self.at_least, rate.high < self.at_least
+        if self.above is not None:
+            claimed_side, other_side = rate.low > self.above, rate.high <= self.above
         else:
-            claimed_side, other_side = rate.high <= self.at_most, rate.low > self.at_most
+            claimed_side, other_side = rate.high < self.below, rate.low >= self.below
         return "agrees with" if claimed_side else "disagrees with" if other_side else "does not settle"
 
     def bound_text(self) -> str:
-        return f"at least {self.at_least:.2f}" if self.at_least is not None else f"at most {self.at_most:.2f}"
+        return f"above {self.above:.1%}" if self.above is not None else f"below {self.below:.1%}"
 
 
 def rate_finding(what: str, rate: Rate, model: str, unit: str = "runs") -> str:
     """One sentence: the rate, its counts and interval, and the model that ran."""
     if rate.n == 0:
         return f"{model} gave no {unit} to measure {what}."
-    return (f"On {model}, {what}: {rate.successes} of {rate.n} {unit}, {rate.value:.0%} "
-            f"(95 % CI {rate.low:.0%}–{rate.high:.0%}).")
+    return (f"On {model}, {what}: {rate.successes} of {rate.n} {unit}, {rate.value:.1%} "
+            f"(95 % CI {rate.low:.1%}–{rate.high:.1%}).")
 
 
 def claim_finding(claim: Claim, rate: Rate) -> str:
     """Whether the rate agrees with the claim, with the bound the claim implies and the interval that decides."""
-    interval = "no runs" if rate.n == 0 else f"the interval {rate.low:.0%}–{rate.high:.0%}"
+    interval = "no runs" if rate.n == 0 else f"the interval {rate.low:.1%}–{rate.high:.1%}"
     return (f'This run {claim.verdict(rate)} the claim "{claim.quote}" ({claim.source}): the claim means a rate '
             f"{claim.bound_text()}, and {interval} decides.")

@@ -10,7 +10,7 @@ from course_utils.agent import AgentResult, Event
 from course_utils.bakery import CAKE_REQUEST, TODAY, cake_quote, load_calendar
 from course_utils.bakery_eval import (
     MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, BakeryRequest, Checklist, Fact, agreement, answered_by_cake_script, check_run,
-    load_requests, read_record, run_all, run_seed, skills_loaded, summarize,
+    load_requests, read_record, recheck_facts, run_all, run_seed, skills_loaded, summarize,
 )
 from course_utils.paths import SKILLS_DIR
 from course_utils.skills import SkillLoader
@@ -86,6 +86,16 @@ def test_a_fact_about_one_thing_counts_only_in_the_sentence_that_names_it():
     assert Fact.read({"never": "regular line"}).holds("nut-free line") and not Fact.read({"never": "x"}).holds("x")
     with pytest.raises(ValueError, match="a fact is"):
         Fact.read({"says": "a", "where": "b"})
+
+
+def test_recorded_answers_are_checked_again_against_todays_facts():
+    sunday = next(r for r in REQUESTS if r.id == "hours-sunday-fr")
+    loose = Checklist(sunday.id, "on-demand", 0, ["opening-hours-and-pickup"], True, False, None,
+                      {"Sunday: closes at 13:00": True}, True, 2, 900, 1.0,
+                      "Le samedi : 7h-19h30, le 24 décembre jusqu'à 13h. Le dimanche nous sommes fermés.")
+    (strict,) = recheck_facts([loose], REQUESTS)
+    assert strict.facts == {"Sunday: closes at 13:00": False, "never: says Sunday is closed": False}
+    assert loose.facts == {"Sunday: closes at 13:00": True}  # the record itself is left as it was
 
 
 def test_a_malformed_request_names_its_entry(tmp_path):
