@@ -2,17 +2,21 @@
 
 `check_hybrid(fn, client, loader, selector)` runs the function first on a scripted stand-in backend
 (`course_utils.scripted`: a real genai.Client whose "model" calls a skill or declines as the checker
-decides, with its own catalog and cosine scores), then on the real backend the notebook uses. It
-judges behaviour, not shape: which skills reached the model, how many requests one decision made,
-whether the returned skill is the model's answer, whether the tokens are the ones the backend
-counted and the seconds include the embedding. Any tool name, catalog format or request code that
-behaves right passes. The checker never raises: each mistake gets one plain sentence.
+decides, with its own two catalogs and cosine scores), then on the real backend the notebook uses. It
+judges behaviour, not shape: which skills reached the model (k past the catalog's size, and a tie,
+included), how many requests one decision made, whether the returned skill is the model's answer for
+this k and this catalog, what was embedded (the query once; no description again), whether the tokens
+are the ones the backend counted and the seconds include an embedding whose time varies, and that
+k=0 raises a ValueError. A function that is or runs the course's own `pick_hybrid` is refused. Any
+tool name, catalog format or request code that behaves right passes. The checker never raises: each
+mistake gets one plain sentence.
 """
 from __future__ import annotations
 
 import dis
 import json
 import re
+import sys
 import time
 import traceback
 import types as pytypes
@@ -25,8 +29,8 @@ import numpy as np
 from google import genai
 
 from course_utils.backend.client import backend_of
-from course_utils.scripted import Exchange, ScriptedBackend
-from course_utils.selection import SimilaritySelector
+from course_utils.scripted import EmbedRequest, Exchange, ScriptedBackend
+from course_utils.selection import SimilaritySelector, document_text, pick_hybrid, query_text
 from course_utils.skills import Skill, SkillLoader
 from course_utils.text import shorten
 
@@ -47,36 +51,81 @@ CHECK_SKILLS = tuple(Skill(name, description, f"# {name}\n", Path("checker") / n
 """The stand-in's catalog: a city library's skills, none of them in the course's catalogs."""
 
 
+BRANCH = ("room-booking", "event-calendar", "printing-credits", "membership-card")
+"""A branch library's smaller catalog (no loans, no fines): the check's second catalog."""
+
+
 @dataclass(frozen=True)
 class ScriptedCase:
-    """One scripted decision: the query, its k, each skill's cosine, and what the model will do."""
+    """One scripted decision: the query, its k, each skill's cosine, what the model will do, and on which catalog."""
 
     query: str
     k: int
     scores: tuple[float, ...]
-    """Cosine with each skill of `CHECK_SKILLS`, in catalog order."""
+    """Cosine with each skill of `CHECK_SKILLS`, in catalog order (the branch catalog reads its own skills' ones)."""
     model_picks: int | None
     """The rank (1 = nearest) in the top k of the skill the model calls; None: it declines."""
+    branch: bool = False
+    """Asked on the branch library's catalog (`BRANCH`) instead of the whole library's."""
 
     @staticmethod
     def names() -> list[str]:
         return [s.name for s in CHECK_SKILLS]
 
+    def catalog(self) -> list[str]:
+        """The skills of the catalog the case is asked on, in catalog order."""
+        return [n for n in self.names() if not self.branch or n in BRANCH]
+
+    def catalog_scores(self) -> dict[str, float]:
+        """Each skill of the case's catalog with its cosine."""
+        scores = dict(zip(self.names(), self.scores))
+        return {n: scores[n] for n in self.catalog()}
+
     def top(self) -> list[str]:
-        """The k nearest skills, nearest first."""
-        return [CHECK_SKILLS[i].name for i in np.argsort(-np.asarray(self.scores), kind="stable")[: self.k]]
+        """The k nearest skills of the catalog, nearest first; ties keep catalog order (the reference's rule)."""
+        scores = self.catalog_scores()
+        return sorted(scores, key=lambda n: -scores[n])[: self.k]
 
     def model_choice(self) -> str | None:
         return None if self.model_picks is None else self.top()[self.model_picks - 1]
 
+    def is_shortlist(self, offered: Sequence[str]) -> bool:
+        """Whether `offered` are k skills of the catalog that score at least as high as all the others."""
+        scores = self.catalog_scores()
+        rest = [scores[n] for n in scores if n not in offered]
+        return (len(set(offered)) == len(offered) == min(self.k, len(scores)) and set(offered) <= set(scores)
+                and (not rest or min(scores[n] for n in offered) >= max(rest)))
 
+    def tied(self) -> list[str]:
+        """The skills that tie with the k-th nearest, when the tie straddles the k-th place (else [])."""
+        scores, top = self.catalog_scores(), self.top()
+        if self.k >= len(scores):
+            return []
+        kth = scores[top[-1]]
+        tied = [n for n in scores if scores[n] == kth]
+        return tied if any(n not in top for n in tied) else []
+
+
+DUNE = (0.34, 0.20, 0.24, 0.10, 0.27, 0.06, 0.31, 0.15)
 CHECK_CASES = (
-    ScriptedCase("Can I keep 'Dune' two more weeks?", 3, (0.34, 0.20, 0.24, 0.10, 0.27, 0.06, 0.31, 0.15), 2),
+    ScriptedCase("Can I keep 'Dune' two more weeks?", 3, DUNE, 2),
     ScriptedCase("What time is it in Tokyo right now?", 2, (0.20, 0.24, 0.10, 0.34, 0.06, 0.31, 0.15, 0.27), None),
     ScriptedCase("I lost my card and I need to print my CV today.", 4, (0.15, 0.24, 0.27, 0.20, 0.10, 0.31, 0.06, 0.34), 4),
     ScriptedCase("Somewhere quiet for four of us on Saturday morning?", 1, (0.24, 0.34, 0.15, 0.31, 0.06, 0.10, 0.27, 0.20), 1),
+    ScriptedCase("Can I keep 'Dune' two more weeks?", 1, DUNE, 1),
+    ScriptedCase("Can I keep 'Dune' two more weeks?", 2, DUNE, None, branch=True),
+    ScriptedCase("My card expired: can I still print here today?", 4, (0.12, 0.08, 0.10, 0.05, 0.03, 0.33, 0.07, 0.36),
+                 1, branch=True),
+    ScriptedCase("Is there a talk tonight, and can I book a room after it?", 6,
+                 (0.05, 0.30, 0.04, 0.35, 0.02, 0.06, 0.09, 0.07), 2, branch=True),
+    ScriptedCase("What's on this weekend, and can my study group meet there?", 2,
+                 (0.08, 0.26, 0.03, 0.38, 0.10, 0.02, 0.26, 0.06), 1),
 )
-"""Each k once (so a fixed k is caught), a call to a skill that is not the nearest, and a decline."""
+"""k from 1 to 4 on the library's 8 skills, and 2, 4 and 6 on the branch's 4 (the whole catalog at 4 and 6); the
+same query with two k and on two catalogs; a tie at the k-th place (room-booking and catalog-search); the model
+calling a skill that is not the nearest, and declining."""
+K_ZERO = 0
+"""The k that must be refused: a shortlist of no skill is a ValueError (see `course_utils.selection.pick_hybrid`)."""
 
 CHECK_QUERIES = (
     ("How many vacation days do I have left this year?", 3),
@@ -85,15 +134,35 @@ CHECK_QUERIES = (
 """The real-backend part of the check: one query that must trigger a skill, one that must not, with their k."""
 
 
+def _script(cases: Sequence[ScriptedCase]) -> Callable[[str, list[str], list[str]], str | None]:
+    """The stand-in model: for a case whose shortlist was offered, the case's choice; anything else, a decline."""
+
+    def decide(query: str, offered: list[str], functions: list[str]) -> str | None:
+        for case in cases:
+            if case.query == query and case.is_shortlist(offered):
+                choice = case.model_choice()
+                return choice if choice in offered else None
+        return None
+
+    return decide
+
+
 def scripted_world(cases: Sequence[ScriptedCase] = CHECK_CASES) -> tuple[ScriptedBackend, genai.Client, SkillLoader,
                                                                        SimilaritySelector]:
     """The stand-in backend, a client it answers, its catalog and a SimilaritySelector over it (no cache)."""
-    choices = {case.query: case.model_choice() for case in cases}
-    backend = ScriptedBackend(CHECK_SKILLS, {case.query: case.scores for case in cases},
-                              lambda query, offered, functions: choices.get(query) if choices.get(query) in offered else None)
+    rows = {case.query: case.scores for case in cases}
+    if any(rows[case.query] != case.scores for case in cases):
+        raise ValueError("a query asked twice must have the same scores each time")
+    backend = ScriptedBackend(CHECK_SKILLS, rows, _script(cases))
     client = backend.client()
     loader = SkillLoader(CHECK_SKILLS)
     return backend, client, loader, SimilaritySelector(client, loader, cache=False)  # the stand-in's default threshold
+
+
+def branch_catalog(client: genai.Client, loader: SkillLoader) -> tuple[SkillLoader, SimilaritySelector]:
+    """The branch library's catalog on the same stand-in, and a SimilaritySelector over it (no cache)."""
+    branch = loader.subset(BRANCH)
+    return branch, SimilaritySelector(client, branch, cache=False)
 
 
 # ----------------------------------------------------------------- results and hints
@@ -115,8 +184,9 @@ HYBRID_HINTS = (
     "The cosine row: `selector.scores([query])` gives one row of cosines per query, one number per skill, in "
     "`selector.names` order. Take the row of your one query.",
     "The k nearest: numpy's `argsort` sorts ascending, so sort the negated row (or reverse the result) and keep "
-    "the first k indices; `selector.names[i]` is the skill at index i. `np.argpartition` does the same without "
-    "sorting everything. Use the `k` you receive.",
+    "the first k indices with a slice, `[:k]`; `selector.names[i]` is the skill at index i. A slice stops at the "
+    "end of the row, so a k at or above the catalog's size keeps the whole catalog. Use the `k` you receive, and "
+    "raise a ValueError when it is below 1.",
     "The reduced catalog and tool: `loader.subset(names)` is a SkillLoader of those skills only; its "
     "`.system_instruction(function=...)` and `.tool(...)` are the catalog and the activate tool of lesson 06, "
     "for the shortlist. Writing your own catalog text and FunctionDeclaration is fine too.",
@@ -254,51 +324,108 @@ class Mistake(Exception):
 
 # ----------------------------------------------------------------- the check
 
+COURSE_SOLUTION = "the course's solution"
+"""The problem code of a function that is, or runs, `course_utils.selection.pick_hybrid`."""
+DESCRIPTION_TEXTS = frozenset({document_text(s) for s in CHECK_SKILLS} | {s.description for s in CHECK_SKILLS})
+"""Every form of a stand-in skill's description a function could embed."""
+
 
 def check_hybrid(function: Callable, client: Any, loader: SkillLoader, selector: Any,
-                 verbose: bool = True, real: bool = True) -> CheckResult:
+                 verbose: bool = True, real: bool = True, reference: bool = False) -> CheckResult:
     """Check a learner's `pick_hybrid(client, loader, selector, query, k)`; print and return the verdict.
 
-    First 4 decisions on the scripted stand-in (k from 1 to 4; the model calls a skill that is not
-    the nearest, or declines), then, with `real`, 2 on the notebook's `client`, `loader` and
-    `selector`. Never raises.
+    First the decisions of `CHECK_CASES` on the scripted stand-in (two catalogs, k from 1 to past the
+    catalog's size, a query asked again with another k and catalog, a tie, varying embedding times),
+    and k=0, which must raise a ValueError; then, with `real`, the 2 decisions of `CHECK_QUERIES` on
+    the notebook's `client`, `loader` and `selector`. A function that is or runs the course's own
+    `pick_hybrid` is refused unless `reference` says it is shown on purpose. Never raises.
     """
-    return _checked(lambda: _check(function, client, loader, selector, real), verbose)
+    return _checked(lambda: _check(function, client, loader, selector, real, reference), verbose)
 
 
-def _check(function: Callable, client: Any, loader: SkillLoader, selector: Any, real: bool) -> list[str]:
+def _check(function: Callable, client: Any, loader: SkillLoader, selector: Any, real: bool,
+           reference: bool) -> list[str]:
     if not callable(function):
         raise Mistake("return type", f"pick_hybrid should be a function; it is a {type(function).__name__}.")
+    if not reference and _is_course_solution(function):
+        raise Mistake(COURSE_SOLUTION, "this `pick_hybrid` is the course's own, imported from course_utils.selection: "
+                      "the exercise is to write it. Write yours in the exercise cell (`hint(1)` gives a first step), "
+                      "or set SHOW_SOLUTION = True in the first code cell to study the reference.")
     used = _globals_read(function)
     if used:
         raise Mistake("globals", f"your function reads the notebook's {', '.join(f'`{n}`' for n in used)} instead of "
                       "its arguments: use the client, loader, selector and k it receives (the checker passes its own).")
-    lines = _check_scripted(function)
-    passed = [f"Passed on the scripted stand-in: {len(CHECK_CASES)} decisions, k = 1 to 4, the model calling a skill "
-              "that was not the nearest, and declining.", *lines]
+    lines = _check_scripted(function, guard=not reference)
+    passed = [f"Passed on the scripted stand-in: {len(CHECK_CASES)} decisions on two catalogs ({len(CHECK_SKILLS)} "
+              f"and {len(BRANCH)} skills), k from 1 to past the catalog's size, the same query with two k and two "
+              "catalogs, a tie, the model calling a skill that was not the nearest and declining, one embedding "
+              "per decision; k=0 refused.", *lines]
     if real:
         label = backend_of(client).generation_label()
         for query, k in CHECK_QUERIES:
-            passed.append(_check_real(function, client, loader, selector, query, k, label))
+            passed.append(_check_real(function, client, loader, selector, query, k, label, guard=not reference))
         passed[0] += f" Passed on {label}: {len(CHECK_QUERIES)} decisions."
     return passed
 
 
+def _is_course_solution(function: Callable) -> bool:
+    """Whether `function` is the course's `pick_hybrid` (itself, or a partial of it)."""
+    inner = getattr(function, "func", function)
+    return getattr(inner, "__code__", None) is pick_hybrid.__code__
+
+
+class Watch:
+    """Notes which of the course's `pick_hybrid` and `SimilaritySelector.__init__` run while it is on.
+
+    A profile hook on this thread, the previous one restored on exit. With `guard`, running the
+    course's `pick_hybrid` is a mistake (`refuse`).
+    """
+
+    def __init__(self, guard: bool = True):
+        self.guard = guard
+        self._watched = {id(pick_hybrid.__code__): "pick_hybrid", id(SimilaritySelector.__init__.__code__): "selector"}
+        self.ran: set[str] = set()
+
+    def __enter__(self) -> Watch:
+        self._previous = sys.getprofile()
+        sys.setprofile(self._hook)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        sys.setprofile(self._previous)
+
+    def _hook(self, frame: pytypes.FrameType, event: str, arg: Any) -> None:
+        if event == "call" and id(frame.f_code) in self._watched:
+            self.ran.add(self._watched[id(frame.f_code)])
+
+    def refuse(self) -> None:
+        """Mistake when the guard is on and the course's `pick_hybrid` ran."""
+        if self.guard and "pick_hybrid" in self.ran:
+            raise Mistake(COURSE_SOLUTION, "your function calls the course's own `pick_hybrid` (course_utils.selection): "
+                          "the exercise is to write that step yourself. Shortlist with the selector it receives and "
+                          "ask the model with the loader's subset; `hint(1)` gives a first step.")
+
+
 def _run(function: Callable, client: Any, loader: SkillLoader, selector: Any, query: str, k: int,
-         label: str = "pick_hybrid") -> tuple[Any, float]:
-    """Call the learner's function `label`; (its result, wall seconds). Mistakes for crashes, stubs, a changed loader."""
+         label: str = "pick_hybrid", watch: Watch | None = None) -> tuple[Any, float]:
+    """Call the learner's function `label`; (its result, wall seconds). Mistakes for crashes, stubs, a changed loader,
+    and, with a guarding `watch`, a call to the course's own `pick_hybrid`."""
     before = _snapshot(loader)
+    watch = watch or Watch(guard=False)
     start = time.perf_counter()
     try:
-        decision = function(client, loader, selector, query, k=k)
+        with watch:
+            decision = function(client, loader, selector, query, k=k)
     except NotImplementedError:
         raise Mistake("not implemented", f"`{label}` is not implemented yet.",
                       "Replace the `# YOUR CODE HERE` part of the cell above with your code, run that cell, then run "
                       "this one again." + (" `hint(1)` gives a first step." if label == "pick_hybrid" else "")) from None
     except (Exception, SystemExit) as err:
+        watch.refuse()
         raise Mistake("crash", f"`{label}` crashed on the query {query!r} (k={k}).",
-                      f"{type(err).__name__}: {err}", *_where(err, function)) from None
+                      f"{type(err).__name__}: {err}", *_past_the_catalog(k, loader), *_where(err, function)) from None
     wall = time.perf_counter() - start
+    watch.refuse()
     if decision is NotImplemented:
         raise Mistake("not implemented", f"`{label}` is not implemented yet.",
                       "Replace the `# YOUR CODE HERE` part of the cell above with your code, then run this cell again.")
@@ -314,22 +441,45 @@ def _run(function: Callable, client: Any, loader: SkillLoader, selector: Any, qu
     return decision, wall
 
 
+def _past_the_catalog(k: int, loader: SkillLoader) -> list[str]:
+    """A line for a crash at a k at or above the catalog's size (np.argpartition's limit)."""
+    size = len(getattr(loader, "skills", ()))
+    if k < size:
+        return []
+    return [f"Here k={k} and the catalog has {size} skills: a k at or above the catalog's size keeps the whole catalog. "
+            "A slice of argsort's order (`[:k]`) does that; np.argpartition(row, k) needs k below the row's length."]
+
+
 def _check_offered(offered: Sequence[str], scores: dict[str, float], k: int, where: str) -> None:
     """Mistakes when the skills offered to the model are not k skills that score at least as high as all the others.
 
-    Ties are honoured: any k of equally scored skills are a right shortlist.
+    Ties are honoured: any k of equally scored skills are a right shortlist. A k at or above the catalog's
+    size means the whole catalog.
     """
+    foreign = [n for n in offered if n not in scores]
+    if foreign:
+        raise Mistake("not the arguments", f"{where}, the request offered {', '.join(foreign)}, which the catalog your "
+                      "function received does not hold: build the shortlist from the loader and selector it receives.")
     ranked = sorted(scores, key=lambda n: -scores[n])
     rest = [scores[n] for n in scores if n not in offered]
-    if len(offered) == min(k, len(scores)) and (not rest or min(scores[n] for n in offered) >= max(rest)):
+    size = min(k, len(scores))
+    if len(offered) == size and (not rest or min(scores[n] for n in offered) >= max(rest)):
         return
     top = ranked[:k]
     if len(offered) == len(scores) and len(scores) > k:
         raise Mistake("whole catalog", f"{where}, the request offered the model the whole catalog ({len(scores)} skills), "
                       f"not the {k} nearest: {', '.join(top)}.")
-    if len(offered) != k:
+    kth = scores[ranked[size - 1]] if size else float("inf")
+    if len(offered) > size and set(offered) == {n for n in scores if scores[n] >= kth}:
+        tied = [n for n in scores if scores[n] == kth]
+        raise Mistake("tie", f"{where}, the request offered {len(offered)} skills where k={k}: {' and '.join(tied)} tie "
+                      f"for place {k}, and your function kept them all. Keep exactly k: the course's solution keeps "
+                      "the one listed first in the catalog (a stable sort, `np.argsort(-row, kind='stable')`).")
+    if len(offered) != size:
+        rule = (f"the catalog has {len(scores)} skills, so a k at or above that offers them all" if k >= len(scores)
+                else "use the k your function receives")
         raise Mistake("wrong k", f"{where}, the request offered {len(offered)} skill(s) ({', '.join(offered) or 'none'}) "
-                      f"where k={k}: use the k your function receives.")
+                      f"where k={k}: {rule}.")
     if set(offered) == set(ranked[-k:]):
         raise Mistake("not ranked by score", f"{where}, the request offered the {k} skills FARTHEST from the query "
                       f"({', '.join(offered)}): argsort sorts ascending, so sort the negated scores.")
@@ -350,29 +500,49 @@ def _check_answer(decision: Any, model_choice: str | None, where: str) -> None:
 
 @dataclass
 class Observed:
-    """One scripted decision as the checker saw it: the case, what the function returned, what reached the model."""
+    """One scripted decision as the checker saw it: the case, what the function returned, what reached the model
+    and the embedder, whether it built a selector, and the earlier case with the same query, if any."""
 
     case: ScriptedCase
     decision: Any
     wall: float
     exchanges: list[Exchange]
-    embedded: bool
+    embeds: list[EmbedRequest]
+    rebuilt: bool
+    repeat_of: ScriptedCase | None
 
     @property
     def where(self) -> str:
-        return f"On the query {self.case.query!r} with k={self.case.k}"
+        branch = f" on the branch library's catalog ({len(BRANCH)} skills)" if self.case.branch else ""
+        return f"On the query {self.case.query!r} with k={self.case.k}{branch}"
+
+    @property
+    def model_seconds(self) -> float:
+        return self.exchanges[0].end - self.exchanges[0].start
+
+    @property
+    def embed_seconds(self) -> float:
+        return sum(request.seconds for request in self.embeds)
 
 
-def _observe(function: Callable, backend: ScriptedBackend, client: genai.Client, loader: SkillLoader,
-             selector: SimilaritySelector, case: ScriptedCase) -> Observed:
-    seen, embeddings = len(backend.exchanges), backend.embeddings
-    decision, wall = _run(function, client, loader, selector, case.query, case.k)
-    return Observed(case, decision, wall, backend.generations(seen), backend.embeddings > embeddings)
+def _observe(function: Callable, backend: ScriptedBackend, client: genai.Client,
+             catalog: tuple[SkillLoader, SimilaritySelector], case: ScriptedCase, earlier: Sequence[ScriptedCase],
+             guard: bool) -> Observed:
+    seen, embedded, watch = len(backend.exchanges), backend.embeddings, Watch(guard)
+    decision, wall = _run(function, client, *catalog, case.query, case.k, watch=watch)
+    repeat = next((c for c in earlier if c.query == case.query), None)
+    return Observed(case, decision, wall, backend.generations(seen), backend.embedded(embedded),
+                    "selector" in watch.ran, repeat)
 
 
 def _judge_requests(seen: Observed) -> None:
     """One request per decision, holding the query, exactly the k nearest skills, and a tool to call."""
     where, case = seen.where, seen.case
+    if not seen.exchanges and seen.repeat_of is not None:
+        other = " on the other catalog" if seen.repeat_of.branch != case.branch else ""
+        raise Mistake("cached", f"{where}, your function did not ask the model, though it asked it when the same query "
+                      f"came with k={seen.repeat_of.k}{other}: a decision depends on k and on the catalog as well as "
+                      "the query. Do not reuse an earlier decision: shortlist and ask the model on every call.")
     if not seen.exchanges:
         raise Mistake("no model call", f"{where}, your function never asked the model through the `client` it "
                       "received: the hybrid lets similarity shortlist and the model decide.")
@@ -383,55 +553,133 @@ def _judge_requests(seen: Observed) -> None:
     if exchange.query is None:
         raise Mistake("query not sent", f"{where}, the request to the model did not contain the query.")
     if not exchange.offered:
-        unused = "" if seen.embedded else " (and the query was never embedded by the selector it received)"
+        unused = "" if seen.embeds else " (and the query was never embedded by the selector it received)"
         raise Mistake("not the arguments", f"{where}, the request named none of the skills of the loader your function "
                       f"received{unused}: build the shortlist from the loader and selector it receives.")
-    _check_offered(exchange.offered, dict(zip(case.names(), case.scores)), case.k, where)
+    _check_offered(exchange.offered, case.catalog_scores(), case.k, where)
     if not exchange.functions:
         raise Mistake("no tool", f"{where}, the request declared no function, so the model could only answer in "
                       "text: declare the activate tool for the shortlist (lesson 06).")
 
 
-def _judge_cost(seen: Observed, embed_delay: float) -> None:
-    """The backend's own token count, and seconds that cover the embedding and the model."""
+def _judge_embeddings(seen: Observed) -> None:
+    """One text embedded per decision, the query: no selector built again, no description embedded again."""
+    where, query = seen.where, seen.case.query
+    if seen.rebuilt:
+        raise Mistake("rebuilds the selector", f"{where}, your function built a new SimilaritySelector, which embeds "
+                      "every description again (or reads them all back from a cache) on every decision: use the "
+                      "selector it receives, built once.")
+    texts = [text for request in seen.embeds for text in request.texts]
+    described = [text for text in texts if text in DESCRIPTION_TEXTS]
+    if described:
+        raise Mistake("rebuilds the selector", f"{where}, your function embedded {len(described)} skill descriptions "
+                      "for one decision: the selector it receives embedded them once, when it was built. Embed only "
+                      "the query: `selector.scores([query])`.")
+    asked = sum(text in (query, query_text(query)) for text in texts)
+    if not asked:
+        raise Mistake("query embedding", f"{where}, your function did not embed the query: it reused cosines from an "
+                      "earlier call. Take the row from the selector it receives on every call (`selector.scores([query])`).")
+    if len(texts) > 1:
+        raise Mistake("query embedding", f"{where}, your function embedded {len(texts)} texts for one decision "
+                      f"({asked} of them the query): embed the query once and keep its row.")
+
+
+def _judge_tokens(seen: Observed) -> None:
+    """The backend's own token count."""
     (exchange,) = seen.exchanges
-    decision, where = seen.decision, seen.where
-    if decision.prompt_tokens != exchange.prompt_tokens:
-        raise Mistake("tokens not counted", f"{where}, the Decision says {decision.prompt_tokens} prompt tokens, but "
-                      f"the backend counted {exchange.prompt_tokens} for that request: report "
+    if seen.decision.prompt_tokens != exchange.prompt_tokens:
+        raise Mistake("tokens not counted", f"{seen.where}, the Decision says {seen.decision.prompt_tokens} prompt "
+                      f"tokens, but the backend counted {exchange.prompt_tokens} for that request: report "
                       "response.usage_metadata.prompt_token_count, not an estimate or a sum.")
-    model_seconds = exchange.end - exchange.start
-    if not (0.9 * (model_seconds + embed_delay) <= decision.seconds <= seen.wall + 0.01):
-        raise Mistake("seconds", f"{where}, the Decision says {decision.seconds:.3f} s, but embedding the query took "
-                      f"about {embed_delay:.2f} s and the model {model_seconds:.2f} s, {seen.wall:.3f} s in all: "
-                      "time the whole decision, from before the embedding to after the answer.")
 
 
-def _check_scripted(function: Callable) -> list[str]:
-    """Every scripted case, judged mistake kind by mistake kind (the most basic mistake is reported first)."""
+def _judge_seconds(observed: Sequence[Observed]) -> None:
+    """Each decision's seconds cover its own embedding and generation (90 % of them at least), and no more than the call.
+
+    The stand-in's embedding times vary from one request to the next, so a figure added to the model's
+    seconds is too short somewhere.
+    """
+    short = [s for s in observed if s.decision.seconds < 0.9 * (s.model_seconds + s.embed_seconds)]
+    if short:
+        seen = max(short, key=lambda s: s.embed_seconds)
+        said, model, embed = seen.decision.seconds, seen.model_seconds, seen.embed_seconds
+        if min(s.decision.seconds - s.model_seconds for s in observed) < 0.02:  # nothing added to the model's seconds
+            raise Mistake("seconds", f"{seen.where}, the Decision says {said:.3f} s, but embedding the query took "
+                          f"{embed:.2f} s and the model {model:.2f} s, {seen.wall:.3f} s in all: time the whole "
+                          "decision, from before the embedding to after the answer.")
+        raise Mistake("seconds", f"{seen.where}, the Decision says {said:.3f} s, the model's {model:.3f} s and "
+                      f"{said - model:.3f} s more, but embedding the query took {embed:.3f} s this time. The "
+                      "embedding's time varies from one call to the next: measure it (start the clock before the "
+                      "embedding), do not add a figure.")
+    for seen in observed:
+        if seen.decision.seconds > seen.wall + 0.01:
+            raise Mistake("seconds", f"{seen.where}, the Decision says {seen.decision.seconds:.3f} s, more than the "
+                          f"{seen.wall:.3f} s the whole call took: measure the decision itself, from before the "
+                          "embedding to after the answer.")
+
+
+def _check_k_zero(function: Callable, client: genai.Client, loader: SkillLoader, selector: SimilaritySelector) -> str:
+    """k=0 must raise a ValueError that the learner's code raises, or that names k."""
+    query = CHECK_CASES[0].query
+    where = f"On the query {query!r} with k={K_ZERO}"
+    try:
+        decision = function(client, loader, selector, query, k=K_ZERO)
+    except ValueError as err:
+        if _raised_by(err, function) or re.search(r"\bk\b", str(err)):
+            return f"  stand-in, k={K_ZERO}: ValueError ({shorten(str(err), 70)})"
+        raise Mistake("k=0", f"{where}, your function raised ValueError: {err}. It came from deeper code, by chance: "
+                      "check k first and raise a ValueError that says k must be at least 1.",
+                      *_where(err, function)) from None
+    except (Exception, SystemExit) as err:
+        raise Mistake("k=0", f"{where}, your function raised {type(err).__name__}: {err}. A k below 1 is the caller's "
+                      "mistake: check k first and raise a ValueError that says k must be at least 1.",
+                      *_where(err, function)) from None
+    shown = shorten(repr(getattr(decision, "skill", decision)), 60, flat=False)
+    raise Mistake("k=0", f"{where}, your function returned {shown} instead of raising: a shortlist of no skill leaves "
+                  "the model nothing to decide, and a quiet answer would pass for a selector that never triggers. "
+                  "Check k first: `if k < 1: raise ValueError(...)`.")
+
+
+def _raised_by(err: BaseException, function: Callable) -> bool:
+    """Whether the exception was raised in the function's own code (its last frame is in the function's file)."""
+    frames = traceback.extract_tb(err.__traceback__)
+    code = getattr(function, "__code__", None)
+    return bool(frames) and code is not None and frames[-1].filename == code.co_filename
+
+
+def _check_scripted(function: Callable, guard: bool = True) -> list[str]:
+    """Every scripted case, judged mistake kind by mistake kind (the most basic mistake is reported first), then k=0."""
     backend, client, loader, selector = scripted_world()
-    observed = [_observe(function, backend, client, loader, selector, case) for case in CHECK_CASES]
+    catalogs = {False: (loader, selector), True: branch_catalog(client, loader)}
+    observed: list[Observed] = []
+    for case in CHECK_CASES:
+        earlier = [seen.case for seen in observed]
+        observed.append(_observe(function, backend, client, catalogs[case.branch], case, earlier, guard))
     for seen in observed:
         _judge_requests(seen)
     for seen in observed:
         _check_answer(seen.decision, seen.exchanges[0].called, seen.where)
     for seen in observed:
-        _judge_cost(seen, backend.embed_delay)
+        _judge_embeddings(seen)
+    for seen in observed:
+        _judge_tokens(seen)
+    _judge_seconds(observed)
     lines = []
     for seen in observed:
         exchange = seen.exchanges[0]
         choice = "declined" if exchange.called is None else f"called {exchange.called}"
-        lines.append(f"  stand-in, k={seen.case.k}: offered {', '.join(exchange.offered)}; the model {choice}; "
+        branch = ", branch" if seen.case.branch else ""
+        lines.append(f"  stand-in, k={seen.case.k}{branch}: offered {', '.join(exchange.offered)}; the model {choice}; "
                      f"you returned {seen.decision.skill}")
-    return lines
+    return [*lines, _check_k_zero(function, client, loader, selector)]
 
 
 def _check_real(function: Callable, client: Any, loader: SkillLoader, selector: Any, query: str, k: int,
-                label: str) -> str:
+                label: str, guard: bool = True) -> str:
     where = f"On {label}, query {query!r} with k={k}"
     scores = dict(zip(selector.names, (float(x) for x in selector.scores([query])[0])))
     proxy = RecordingClient(client)
-    decision, wall = _run(function, proxy, loader, selector, query, k)
+    decision, wall = _run(function, proxy, loader, selector, query, k, watch=Watch(guard))
     calls = proxy.models.calls
     if len(calls) != 1:
         raise Mistake("no model call" if not calls else "several model calls",

@@ -4,8 +4,10 @@ The exercise checker (and the tests) use it to judge behaviour: the script decid
 whether the model calls a skill (and which) or declines in text, and every request is recorded with
 what it offered, what came back and the prompt tokens the backend reported. Embeddings are scripted
 too: each skill's document text is a unit vector, and each query's vector is built so that its cosine
-with every skill is exactly the score the script gave. Requests go through httpx's MockTransport:
-no socket, no model file.
+with every skill is exactly the score the script gave. Each embedding request is recorded with its
+texts and how long it took; that time varies from one request to the next, so a decision's seconds
+must be measured, not rebuilt from a known delay. Requests go through httpx's MockTransport: no
+socket, no model file.
 """
 from __future__ import annotations
 
@@ -29,6 +31,9 @@ from course_utils.skills import Skill
 SCRIPTED = Backend("scripted", "scripted stand-in model", "scripted stand-in encoder")
 DECLINE_TEXT = "None of the skills I was offered fits this request, so I will answer it myself."
 _ROUTE = re.compile(r"/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
+
+EMBED_DELAYS = (0.02, 0.09, 0.03, 0.15, 0.02, 0.06, 0.12, 0.04)
+"""Seconds the stand-in's embedding requests take, in turn (then again from the first)."""
 
 Script = Callable[[str, list[str], list[str]], str | None]
 """What the scripted model does: (query, skills offered, functions declared) -> the value it passes to the
@@ -57,6 +62,19 @@ class Exchange:
 
 
 @dataclass
+class EmbedRequest:
+    """One embedding request the stand-in answered: the texts it carried, and when."""
+
+    texts: list[str]
+    start: float
+    end: float
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+@dataclass
 class ScriptedBackend:
     """The stand-in: a catalog, the cosine score of every scripted query with every skill, and a script."""
 
@@ -65,16 +83,17 @@ class ScriptedBackend:
     """query -> its cosine with each skill, in `skills` order."""
     script: Script
     generate_delay: float = 0.02
-    embed_delay: float = 0.05
-    """Seconds each request takes, so that a decision's `seconds` can be checked against them."""
+    """Seconds each generation request takes."""
+    embed_delays: Sequence[float] = EMBED_DELAYS
+    """Seconds the embedding requests take, in turn: a decision's `seconds` is checked against the ones it made."""
     exchanges: list[Exchange] = field(default_factory=list)
-    embeddings: int = 0
-    """How many embedding requests were answered."""
+    embed_requests: list[EmbedRequest] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.names = [s.name for s in self.skills]
         self._mentions = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, self.names)) + r")(?![\w-])")
         self._lock = threading.Lock()
+        self._embed_turn = 0
         self._vectors = {document_text(s): np.eye(len(self.skills) + 1)[i] for i, s in enumerate(self.skills)}
         for query, row in self.scores.items():
             row = np.asarray(row, dtype=float)
@@ -96,6 +115,15 @@ class ScriptedBackend:
         """The generateContent requests answered since the `since`-th one."""
         return self.exchanges[since:]
 
+    @property
+    def embeddings(self) -> int:
+        """How many embedding requests were answered."""
+        return len(self.embed_requests)
+
+    def embedded(self, since: int = 0) -> list[EmbedRequest]:
+        """The embedding requests answered since the `since`-th one."""
+        return self.embed_requests[since:]
+
     # --------------------------------------------------------------- serving
 
     def handle(self, request: httpx.Request) -> httpx.Response:
@@ -106,11 +134,9 @@ class ScriptedBackend:
         if method == "generateContent":
             return httpx.Response(200, json=self._generate(body))
         if method in ("embedContent", "batchEmbedContents"):
-            time.sleep(self.embed_delay)
-            with self._lock:
-                self.embeddings += 1
             items = body.get("requests") or [body]
-            vectors = [self._embed(item) for item in items]
+            texts = [_text(item) for item in items]
+            vectors = self._embed_request(texts)
             if method == "embedContent":
                 return httpx.Response(200, json={"embedding": {"values": vectors[0]}})
             return httpx.Response(200, json={"embeddings": [{"values": v} for v in vectors]})
@@ -118,8 +144,19 @@ class ScriptedBackend:
                  "message": f"the scripted stand-in answers generateContent and embeddings only, not {method or request.url.path}"}
         return httpx.Response(404, json={"error": error})
 
-    def _embed(self, item: Mapping[str, Any]) -> list[float]:
-        text = "\n".join(part.get("text", "") for part in item.get("content", {}).get("parts", []))
+    def _embed_request(self, texts: list[str]) -> list[list[float]]:
+        """Vectors for one request's texts, after the request's turn of `embed_delays`; the request is recorded."""
+        start = time.perf_counter()
+        with self._lock:
+            turn = self._embed_turn
+            self._embed_turn += 1
+        time.sleep(self.embed_delays[turn % len(self.embed_delays)])
+        vectors = [self._embed(text) for text in texts]
+        with self._lock:
+            self.embed_requests.append(EmbedRequest(texts, start, time.perf_counter()))
+        return vectors
+
+    def _embed(self, text: str) -> list[float]:
         if text not in self._vectors:
             # Any other text: a vector orthogonal to every skill (cosine 0 with all of them).
             return [0.0] * len(self.skills) + [1.0]
@@ -144,6 +181,11 @@ class ScriptedBackend:
                 "usageMetadata": {"promptTokenCount": prompt_tokens, "candidatesTokenCount": 12,
                                   "totalTokenCount": prompt_tokens + 12},
                 "modelVersion": SCRIPTED.generation_model}
+
+
+def _text(item: Mapping[str, Any]) -> str:
+    """The text of one embedding request item (its parts joined)."""
+    return "\n".join(part.get("text", "") for part in item.get("content", {}).get("parts", []))
 
 
 def _string_parameter(declaration: Mapping[str, Any]) -> str | None:

@@ -259,6 +259,14 @@ def pick_hybrid(client: genai.Client, loader: SkillLoader, selector: SimilarityS
     ranks well but cannot say "none"; the model can, but reading the whole catalog costs it on every
     decision. Here the model reads a catalog of `k` lines, and may still call nothing.
 
+    The shortlist:
+    - `k` at or above the catalog's size keeps the whole catalog;
+    - `k` below 1 is a ValueError, raised before anything is embedded or asked: a shortlist of no
+      skill leaves the model nothing to decide, and a silent "none" would pass for a selector that
+      never triggers;
+    - ties keep catalog order (a stable sort): when skills score the same at the k-th place, the
+      one listed first in the catalog is kept.
+
     The Decision carries:
     - `prompt_tokens`: the generation model's prompt tokens only, as the backend counted them. The
       query's embedding is *not* added: it is another model's tokens (billed at another rate on
@@ -267,6 +275,8 @@ def pick_hybrid(client: genai.Client, loader: SkillLoader, selector: SimilarityS
     - `seconds`: both steps, embedding the query (or reading it from the cache) and the generation;
     - `top_k`: the shortlist with its cosine scores, nearest first, and `score`: the nearest one's.
     """
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}: a shortlist of no skill leaves the model nothing to decide")
     start = time.perf_counter()
     row = selector.scores([query])[0]
     nearest = np.argsort(-row, kind="stable")[:k]

@@ -1,5 +1,5 @@
-"""Fakes for the hybrid tests: a client whose model always picks the first skill it is offered, and a
-selector that ranks a catalog in a fixed order. No model, no embeddings."""
+"""Fakes for the hybrid tests: a client whose model always picks the first skill it is offered, and
+selectors that rank a catalog in a fixed order or by given scores. No model, no embeddings."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -46,3 +46,14 @@ class FakeSelector:
     def top(self, row, k=None):
         ranked = sorted(zip(self.names, row), key=lambda pair: -pair[1])
         return [(n, float(s)) for n, s in ranked[: k or 3]]
+
+
+class ScoredSelector(FakeSelector):
+    """Gives every query the same cosines, one per skill by name (the skills it does not name score 0)."""
+
+    def __init__(self, loader: SkillLoader, scores: dict[str, float]):
+        super().__init__(loader)
+        self.row = [scores.get(n, 0.0) for n in self.names]
+
+    def scores(self, queries):
+        return np.array([self.row for _ in queries])

@@ -2,6 +2,7 @@
 
 Each wrong solution is paired (in `WRONG`) with the problem code and a piece of the sentence the
 checker must answer it with. `WORKPLACE` is a module-level loader, as the notebook's `workplace` is.
+`reset()` empties what the solutions that remember keep between calls.
 """
 from __future__ import annotations
 
@@ -13,10 +14,17 @@ import numpy as np
 from google.genai import types
 
 from course_utils.backend.client import GENERATION_MODEL
-from course_utils.selection import Decision, pick_by_model, pick_hybrid, query_text
+from course_utils.selection import (
+    Decision, SimilaritySelector, document_text, embed_texts, pick_by_model, pick_hybrid, query_text,
+)
 from course_utils.tokens import estimate_tokens
 
 WORKPLACE_ROOT = Path(__file__).parents[1] / "skills" / "workplace"
+
+
+def assert_k(k):
+    if k < 1:
+        raise ValueError(f"a shortlist of {k} skills: k must be at least 1")
 
 
 def _nearest(selector, query, k):
@@ -29,6 +37,8 @@ def _nearest(selector, query, k):
 
 def right_with_numpy_and_own_tool(client, loader, selector, query, k=3):
     """Cosines by hand on the selector's vectors, a catalog and a tool of its own (other names)."""
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
     start = time.perf_counter()
     documents = selector.matrix / np.linalg.norm(selector.matrix, axis=1, keepdims=True)
     q = selector.embed([query_text(query)])[0]
@@ -52,6 +62,8 @@ def right_with_numpy_and_own_tool(client, loader, selector, query, k=3):
 
 def right_with_subset_and_sort(client, loader, selector, query, k=3):
     """Sorted pairs, the loader's subset, its instruction and tool under another function name."""
+    if k <= 0:
+        raise ValueError("the shortlist needs k >= 1")
     started = time.perf_counter()
     pairs = sorted(zip(selector.scores([query])[0], selector.names), reverse=True)[:k]
     shortlist = loader.subset(name for _, name in pairs)
@@ -71,6 +83,7 @@ def right_with_subset_and_sort(client, loader, selector, query, k=3):
 
 def right_with_pick_by_model(client, loader, selector, query, k=3):
     """The four-line version, with the seconds widened to cover the embedding."""
+    assert_k(k)
     start = time.perf_counter()
     decision = pick_by_model(client, loader.subset(_nearest(selector, query, k)), query)
     return dataclasses.replace(decision, seconds=time.perf_counter() - start)
@@ -200,6 +213,93 @@ def text_only(client, loader, selector, query, k=3):
                     time.perf_counter() - start)
 
 
+def calls_the_course_solution(client, loader, selector, query, k=3):
+    return pick_hybrid(client, loader, selector, query, k=k)
+
+
+_DECIDED = {}
+
+
+def caches_by_query(client, loader, selector, query, k=3):
+    """Remembers each query's decision, whatever k and catalog come with it."""
+    if query not in _DECIDED:
+        _DECIDED[query] = right_with_pick_by_model(client, loader, selector, query, k)
+    return _DECIDED[query]
+
+
+def partitions_at_k(client, loader, selector, query, k=3):
+    """`np.argpartition(-row, k)`: fine below the catalog's size, a ValueError at it."""
+    assert_k(k)
+    start = time.perf_counter()
+    row = selector.scores([query])[0]
+    names = [selector.names[i] for i in np.argpartition(-row, k)[:k]]
+    return dataclasses.replace(pick_by_model(client, loader.subset(names), query), seconds=time.perf_counter() - start)
+
+
+EMBEDDING_SECONDS = 0.05
+"""What a learner read off one run as the embedding's time."""
+
+
+def adds_a_fixed_embedding_time(client, loader, selector, query, k=3):
+    assert_k(k)
+    decision = pick_by_model(client, loader.subset(_nearest(selector, query, k)), query)
+    return dataclasses.replace(decision, seconds=decision.seconds + EMBEDDING_SECONDS)
+
+
+def rebuilds_the_selector(client, loader, selector, query, k=3):
+    assert_k(k)
+    start = time.perf_counter()
+    fresh = SimilaritySelector(client, loader)
+    decision = pick_by_model(client, loader.subset(_nearest(fresh, query, k)), query)
+    return dataclasses.replace(decision, seconds=time.perf_counter() - start)
+
+
+def embeds_descriptions_each_call(client, loader, selector, query, k=3):
+    assert_k(k)
+    start = time.perf_counter()
+    names = list(loader.skills)
+    vectors = embed_texts(client, [document_text(s) for s in loader.skills.values()] + [query_text(query)])
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    cosines = unit[:-1] @ unit[-1]
+    shortlist = [names[i] for i in np.argsort(-cosines, kind="stable")[:k]]
+    return dataclasses.replace(pick_by_model(client, loader.subset(shortlist), query), seconds=time.perf_counter() - start)
+
+
+def embeds_the_query_twice(client, loader, selector, query, k=3):
+    assert_k(k)
+    start = time.perf_counter()
+    names = _nearest(selector, query, k)
+    nearest = float(selector.scores([query])[0].max())
+    decision = pick_by_model(client, loader.subset(names), query)
+    return dataclasses.replace(decision, score=nearest, seconds=time.perf_counter() - start)
+
+
+def keeps_every_tie(client, loader, selector, query, k=3):
+    """Every skill that scores at least the k-th best: k + 1 of them when two tie for place k."""
+    assert_k(k)
+    start = time.perf_counter()
+    row = selector.scores([query])[0]
+    kth = np.sort(row)[::-1][min(k, len(row)) - 1]
+    names = [n for n, score in zip(selector.names, row) if score >= kth]
+    return dataclasses.replace(pick_by_model(client, loader.subset(names), query), seconds=time.perf_counter() - start)
+
+
+def ignores_k_zero(client, loader, selector, query, k=3):
+    """Right for every k from 1; at k=0 it asks the model with no skill and returns its "none"."""
+    start = time.perf_counter()
+    decision = pick_by_model(client, loader.subset(_nearest(selector, query, k)), query)
+    return dataclasses.replace(decision, seconds=time.perf_counter() - start)
+
+
+def fails_at_k_zero(client, loader, selector, query, k=3):
+    """Right for every k from 1; at k=0 it reads the nearest of an empty shortlist (an IndexError)."""
+    start = time.perf_counter()
+    row = selector.scores([query])[0]
+    order = np.argsort(-row, kind="stable")[:k]
+    decision = pick_by_model(client, loader.subset(selector.names[i] for i in order), query)
+    return dataclasses.replace(decision, score=float(row[order[0]]), seconds=time.perf_counter() - start)
+
+
 WRONG = [
     (stub_raises, "not implemented", "not implemented yet"),
     (stub_returns, "not implemented", "not implemented yet"),
@@ -220,7 +320,23 @@ WRONG = [
     (reads_the_global_loader, "globals", "reads the notebook's `WORKPLACE`"),
     (shrinks_the_loader, "changed the loader", "changed the loader it was given"),
     (text_only, "no tool", "declared no function"),
+    (pick_hybrid, "the course's solution", "is the course's own, imported from course_utils.selection"),
+    (calls_the_course_solution, "the course's solution", "calls the course's own `pick_hybrid`"),
+    (caches_by_query, "cached", "asked it when the same query came with k=3"),
+    (partitions_at_k, "crash", "a k at or above the catalog's size keeps the whole catalog"),
+    (adds_a_fixed_embedding_time, "seconds", "do not add a figure"),
+    (rebuilds_the_selector, "rebuilds the selector", "built a new SimilaritySelector"),
+    (embeds_descriptions_each_call, "rebuilds the selector", "embedded 8 skill descriptions for one decision"),
+    (embeds_the_query_twice, "query embedding", "embedded 2 texts for one decision (2 of them the query)"),
+    (keeps_every_tie, "tie", "room-booking and catalog-search tie for place 2"),
+    (ignores_k_zero, "k=0", "returned None instead of raising"),
+    (fails_at_k_zero, "k=0", "raised IndexError"),
 ]
+
+
+def reset():
+    """Forget what the solutions that remember have kept (so each check starts afresh)."""
+    _DECIDED.clear()
 
 
 def _workplace():

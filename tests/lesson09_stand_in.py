@@ -152,7 +152,7 @@ def script(query: str, offered: list[str], functions: list[str]) -> str | None:
 def stand_in() -> ScriptedBackend:
     """The stand-in backend over the workplace catalog, its cosines and decisions planned above."""
     return ScriptedBackend(list(WORKPLACE.skills.values()), {q: p.scores() for q, p in PLANS.items()}, script,
-                           generate_delay=0.002, embed_delay=0.002)
+                           generate_delay=0.002, embed_delays=(0.002,))
 
 
 BANNER = ("Backend: the scripted stand-in of tests/lesson09_stand_in.py (a real genai.Client over httpx's "

@@ -10,54 +10,132 @@ import pytest
 
 from hybrid_solutions import (
     RIGHT, WORKPLACE, WRONG, choose_k_largest, choose_k_right, choose_k_top1, mentions_after_the_model, mentions_right,
-    mentions_slash_only, skip_ignores_margin, skip_never, skip_right,
+    mentions_slash_only, reset, skip_ignores_margin, skip_never, skip_right,
 )
 from lesson09_stand_in import BANNER, GRADING, implied_check_lines, implied_outcomes
 
 from course_utils.backend.client import EMBEDDING_MODEL, GEMINI, KEY_VARIABLES, backend_of
 from course_utils.evaluation import comparison_table, evaluate, paired_comparison
+from course_utils.cache import CACHE_ENV
 from course_utils.exercises import (
-    CHECK_CASES, CHECK_SKILLS, HYBRID_HINTS, RecordingClient, called_skill, check_choose_k, check_confident_skip,
-    check_explicit, check_hybrid, hint, scripted_world,
+    BRANCH, CHECK_CASES, CHECK_SKILLS, HYBRID_HINTS, RecordingClient, Watch, branch_catalog, called_skill,
+    check_choose_k, check_confident_skip, check_explicit, check_hybrid, hint, scripted_world,
 )
 from course_utils.paths import BUILD_DIR, NOTEBOOKS_DIR
-from course_utils.scripted import SCRIPTED
-from course_utils.selection import SimilaritySelector, pick_by_model
+from course_utils.scripted import EMBED_DELAYS, SCRIPTED
+from course_utils.selection import SimilaritySelector, pick_by_model, pick_hybrid
 from course_utils.tools.notebooks import execute_notebook
 
 LESSON = NOTEBOOKS_DIR / "09_hybrid_exercise.ipynb"
 
 
+@pytest.fixture(autouse=True)
+def afresh(monkeypatch, tmp_path):
+    """Each test starts with solutions that remember nothing and an empty embedding cache of its own."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "embeddings"))
+    reset()
+
+
 def on_the_stand_in(function):
-    """The check with the stand-in as the notebook's backend too (its real-backend part then runs on it)."""
+    """The check with the stand-in as the notebook's backend too (its real-backend part then runs on it).
+    The course's own pick_hybrid is checked as the lesson checks it when the solution is shown."""
     _, client, loader, selector = scripted_world()
-    return check_hybrid(function, client, loader, selector, verbose=False)
+    return check_hybrid(function, client, loader, selector, verbose=False, reference=function in RIGHT[:1])
 
 
 @pytest.mark.parametrize("function, problem, message", WRONG, ids=[f.__name__ for f, _, _ in WRONG])
 def test_each_wrong_solution_gets_its_message(function, problem, message):
-    result = on_the_stand_in(function)
+    result = on_the_stand_in(function) if function is not pick_hybrid else check_hybrid(
+        function, *scripted_world()[1:], verbose=False)  # not told that it is the reference
     assert (result.passed, result.problem) == (False, problem), str(result)
-    assert str(result).startswith("Not yet. ") and message in str(result)
+    assert str(result).startswith("Not yet. ") and message in str(result), str(result)
+
+
+def test_each_wrong_solution_has_a_message_of_its_own():
+    messages = [message for _, _, message in WRONG if message != "not implemented yet"]
+    assert len(messages) == len(set(messages))
 
 
 @pytest.mark.parametrize("function", RIGHT, ids=lambda f: f.__name__)
 def test_each_right_solution_passes(function):
     result = on_the_stand_in(function)
     assert result.passed and result.problem is None, str(result)
-    assert str(result).startswith("Passed on the scripted stand-in: 4 decisions")
+    assert str(result).startswith(f"Passed on the scripted stand-in: {len(CHECK_CASES)} decisions on two catalogs")
+    assert "stand-in, k=0: ValueError" in str(result)
+
+
+def test_the_reference_is_the_first_right_solution_and_raises_at_k_zero():
+    assert RIGHT[0] is pick_hybrid
+    _, client, loader, selector = scripted_world()
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        pick_hybrid(client, loader, selector, CHECK_CASES[0].query, k=0)
 
 
 def test_the_stand_in_exercises_what_matters():
-    """Every k from 1 to 4; the model calls a skill that is not the nearest; it declines; the top k are neither
-    the catalog's first k, nor its last, nor the alphabetical first."""
-    assert sorted(case.k for case in CHECK_CASES) == [1, 2, 3, 4]
+    """k from 1 to 4 on the library; the whole branch catalog at its size and past it; a query asked again with another
+    k and on the other catalog; a tie for the k-th place; the model calls a skill that is not the nearest; it declines;
+    the top k are neither the catalog's first k, nor its last, nor the alphabetical first."""
+    library = [case for case in CHECK_CASES if not case.branch]
+    branch = [case for case in CHECK_CASES if case.branch]
+    assert {1, 2, 3, 4} <= {case.k for case in library}
+    assert {len(BRANCH), len(BRANCH) + 2} <= {case.k for case in branch}
+    asked = {}
+    for case in CHECK_CASES:
+        asked.setdefault(case.query, set()).add((case.k, case.branch))
+    assert any(len({k for k, _ in ways}) > 1 and len({b for _, b in ways}) > 1 for ways in asked.values())
+    assert any(case.tied() for case in CHECK_CASES)
     assert any(case.model_picks is None for case in CHECK_CASES)
     assert any(case.model_picks not in (None, 1) for case in CHECK_CASES)
-    names = [s.name for s in CHECK_SKILLS]
     for case in CHECK_CASES:
-        if case.k > 1:
+        names = case.catalog()
+        if 1 < case.k < len(names):
             assert set(case.top()) not in ({*names[:case.k]}, {*names[-case.k:]}, {*sorted(names)[:case.k]})
+    shortlists = {}
+    for case in CHECK_CASES:  # one query's cases differ in their shortlists, so the stand-in knows which is asked
+        assert frozenset(case.top()) not in shortlists.setdefault(case.query, set())
+        shortlists[case.query].add(frozenset(case.top()))
+
+
+def test_the_stand_in_model_decides_on_any_right_shortlist():
+    """At a tie, either tied skill makes a right shortlist, and the model decides the same on both."""
+    (case,) = [case for case in CHECK_CASES if case.tied()]
+    backend, client, loader, _ = scripted_world()
+    first, second = case.tied()
+    for kept in (first, second):
+        shortlist = [n for n in case.top() if n not in case.tied()] + [kept]
+        assert case.is_shortlist(shortlist)
+        decision = pick_by_model(client, loader.subset(shortlist), case.query)
+        assert decision.skill == case.model_choice() and backend.exchanges[-1].offered == sorted(
+            shortlist, key=case.names().index)
+
+
+def test_the_stand_in_embedding_time_varies_and_is_recorded():
+    backend, client, loader, selector = scripted_world()
+    branch_loader, branch_selector = branch_catalog(client, loader)
+    assert branch_selector.names == list(BRANCH) == branch_loader.names
+    for case in CHECK_CASES[:4]:
+        selector.scores([case.query])
+    requests = backend.embedded()
+    assert [len(r.texts) for r in requests] == [len(CHECK_SKILLS), len(BRANCH), 1, 1, 1, 1]
+    assert len(set(EMBED_DELAYS)) > 3
+    for request, delay in zip(requests, EMBED_DELAYS):
+        assert delay <= request.seconds < delay + 0.05
+    assert backend.embeddings == len(requests)
+
+
+def test_the_watch_restores_the_profile_hook_it_found():
+    import sys
+
+    def mine(frame, event, arg):
+        return None
+
+    sys.setprofile(mine)
+    try:
+        with Watch() as watch:
+            pick_hybrid.__code__  # reading it runs nothing
+        assert sys.getprofile() is mine and watch.ran == set()
+    finally:
+        sys.setprofile(None)
 
 
 def test_a_crash_names_the_exception_and_the_learners_line():
@@ -83,7 +161,7 @@ def test_the_checker_prints_and_never_raises(capsys):
         def scores(self, queries):
             raise RuntimeError("no embeddings")
 
-    result = check_hybrid(RIGHT[0], client, loader, BrokenSelector(), verbose=False)
+    result = check_hybrid(RIGHT[0], client, loader, BrokenSelector(), verbose=False, reference=True)
     assert not result.passed and "no embeddings" in str(result)
 
 
@@ -125,10 +203,11 @@ def test_the_corpus_on_the_local_model(local_client):
     selector = SimilaritySelector(local_client, WORKPLACE)
     reference = RIGHT[0]
     assert reference.__name__ == "pick_hybrid"
-    result = check_hybrid(reference, local_client, WORKPLACE, selector, verbose=False)
+    result = check_hybrid(reference, local_client, WORKPLACE, selector, verbose=False, reference=True)
     assert result.passed, f"{reference.__name__}: {result}"
     assert "Passed on Qwen2.5-Coder" in str(result)
     for function, problem, _ in WRONG:
+        reset()
         result = check_hybrid(function, local_client, WORKPLACE, selector, verbose=False)
         assert (result.passed, result.problem) == (False, problem), f"{function.__name__}: {result}"
 
@@ -165,7 +244,8 @@ def test_the_lesson_runs_with_the_solution_shown(monkeypatch, tmp_path):
     label = SCRIPTED.generation_label()  # the notebook's backend: what the check's real half says it passed on
     assert BANNER in text and f"decisions by {label}, shortlists by {SCRIPTED.embedding_label()}" in text
     assert "def pick_hybrid(" in text  # the solution was printed
-    assert "Passed on the scripted stand-in: 4 decisions" in text and f"Passed on {label}: 2 decisions." in text
+    assert f"Passed on the scripted stand-in: {len(CHECK_CASES)} decisions" in text
+    assert f"Passed on {label}: 2 decisions." in text
     assert all(line in text for line in implied_check_lines(label)), text
     assert "Solve the exercise first" not in text
     assert "24 grading queries" in text and "your hybrid k=3" in text and "model alone" in text

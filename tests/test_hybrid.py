@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from hybrid_fakes import FakeSelector, fake_client
+from hybrid_fakes import FakeSelector, ScoredSelector, fake_client
 
 from course_utils.evaluation import evaluate, run_selector
 from course_utils.exercises import RecordingClient
@@ -33,10 +33,33 @@ def test_the_model_sees_only_the_top_k(k):
     assert decision.seconds > 0 and decision.raw is not None
 
 
-def test_k_larger_than_the_catalog_offers_the_whole_catalog():
+def offered(client) -> list[str]:
+    return client.models.requests[-1].tools[0].function_declarations[0].parameters.properties["name"].enum
+
+
+@pytest.mark.parametrize("extra", [0, 1, 7])
+def test_k_at_or_above_the_catalog_size_offers_the_whole_catalog(extra):
     client = fake_client()
-    pick_hybrid(client, TINY, FakeSelector(TINY), "any query", k=10)
-    assert sorted(client.models.requests[0].tools[0].function_declarations[0].parameters.properties["name"].enum) == TINY.names
+    pick_hybrid(client, TINY, FakeSelector(TINY), "any query", k=len(TINY.names) + extra)
+    assert sorted(offered(client)) == TINY.names
+
+
+@pytest.mark.parametrize("k", [0, -1])
+def test_k_below_one_is_a_value_error_before_anything_is_asked(k):
+    client, selector = fake_client(), FakeSelector(WORKPLACE)
+    selector.scores = lambda queries: pytest.fail("the query was embedded")
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        pick_hybrid(client, WORKPLACE, selector, "any query", k=k)
+    assert client.models.requests == []
+
+
+def test_a_tie_for_the_last_place_keeps_the_skill_listed_first():
+    first, second, third, fourth = WORKPLACE.names[:4]
+    selector = ScoredSelector(WORKPLACE, {fourth: 0.5, first: 0.3, third: 0.3, second: 0.3})
+    client = fake_client()
+    decision = pick_hybrid(client, WORKPLACE, selector, "any query", k=2)
+    assert offered(client) == [fourth, first]  # nearest first; of the three tied, the one listed first
+    assert [name for name, _ in decision.top_k] == [fourth, first]
 
 
 def test_hybrid_selector_is_a_selector():
