@@ -227,12 +227,10 @@ def decision_schema(declarations: list[Declaration], allow_text: bool) -> Json:
 def tools_prompt(declarations: list[Declaration], allow_text: bool) -> str:
     """The part of the system message that shows the functions and the answer format.
 
-    The wording is neutral about declining: the caller's system instruction says when not to
-    call. Chosen on the development sets (data/dev/, EN + FR, 90 queries; 1.5B model, greedy;
-    2026-11-30), by the rule fixed beforehand "most correct decisions wins, a tie keeps this one":
-    this wording 63/90 (must not 5/18); a last line calling a function "that fits the request"
-    and replying in text "when no function fits", 62/90 (must not 4/18); 3 discordant queries,
-    exact McNemar p = 1.0 — no difference, so this one stays. Never chosen on the test sets.
+    It lists each function's signature, one JSON object per line, then asks for exactly one JSON
+    object: a call, or (when text is allowed) a text reply. The last line says how to answer, not
+    when: it is neutral about declining, because the caller's system instruction says when not to
+    call. How this wording was chosen, and on which data: docs/lab/answer-format-wording.md.
     """
     lines = ["# Functions",
              "You may call one of these functions. Their signatures, one JSON object per line:",
