@@ -400,10 +400,10 @@ def test_the_parser_refuses_a_fresh_set_with_a_look():
 
 
 def test_a_record_of_a_set_is_recognised(ledger):
-    fresh = next(s for s in ledger.values() if s.status == "fresh")
-    one_request = next(iter(selected(fresh)))
-    assert holds(strings({"checklists": [{"request": one_request["id"], "mode": "all"}]}), fresh)
-    assert not holds(strings({"checklists": [{"request": "dev-cake-vanilla"}]}), fresh)
+    requests = next(s for s in ledger.values() if s.selector == "split: test")
+    one_request = selected(requests)[0]["id"]
+    assert holds(strings({"checklists": [{"request": one_request, "mode": "all"}]}), requests)
+    assert not holds(strings({"checklists": [{"request": "dev-cake-vanilla"}]}), requests)
     whole_file = next(s for s in ledger.values() if s.selector == "all")
     assert holds(strings({"queries": [f"data/{Path(whole_file.file).name}"]}), whole_file)
     assert holds(strings({"records": [{"query": selected(whole_file)[0]["query"]}]}), whole_file)
