@@ -47,6 +47,9 @@ def main() -> None:
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--label", default="")
     args = parser.parse_args()
+    name = f"{args.split}_{args.label}.json" if args.label else f"{args.split}.json"
+    if (OUT / name).exists():
+        raise SystemExit(f"{OUT / name} exists: a record is never overwritten; give a new --label.")
     requests = load_requests(split=args.split)
     if args.split == "test":
         refuse_a_second_look(requests)
@@ -60,7 +63,6 @@ def main() -> None:
                          max_turns=MAX_TURNS, max_output_tokens=MAX_OUTPUT_TOKENS, refuse_repeats=True,
                          stop_at_tools=ANSWERING_TOOLS)
     OUT.mkdir(parents=True, exist_ok=True)
-    name = f"{args.split}_{args.label}.json" if args.label else f"{args.split}.json"
     backend = backend_of(client)
     record = {"backend": backend.name, "model": backend.generation_label(), "date": datetime.date.today().isoformat(), "split": args.split,
               "seeds": seeds, "seeding": SEEDING if args.samples else None,
