@@ -1,4 +1,4 @@
-"""Lesson prose states only what its notebook computes (issue #13, item 7). Fast: no model, no kernel.
+"""Lesson prose states only what its notebook computes. Fast: no model, no kernel.
 
 A lesson's Markdown is read by someone whose run differs from the author's: another backend (Gemini or
 the local models), another machine, another day. A number that a run *measures* is therefore printed by
@@ -20,6 +20,16 @@ are not prose):
   triggered, activated, fired) in the same sentence as a shipped skill's name in backticks, e.g.
   "the French evaluation sent *"Mon portable…"* to `incident-postmortem-writer`".
 
+The same figures written out in words are run figures too (`WORD_FIGURES`): a count or an outcome the
+prose narrates in words instead of digits, such as "six times", "none of the orders", "all twelve
+queries", "never declined", "every order named the regular line". These patterns look for a number word
+or a quantifier *tied to* what a run counts (runs, queries, records, orders, times, decisions, answers,
+requests, calls …) or to the past-tense verb of a run's outcome (declined, called, answered, named, chose,
+picked, triggered …), so that teaching prose passes: "one idea per lesson", "each skill has a folder",
+"a model call", "the two commands", "every skill's description", "the catalog is paid on every request",
+"run the cell twice". Each pattern carries its reason below. The word figures are looked for in
+README.md's prose too (outside fenced code blocks), whose soft-wrapped lines are joined first.
+
 A run figure is allowed in two cases only:
 
 1. **Cited**: the same sentence carries a citation of the one form the course uses,
@@ -38,10 +48,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_utils.paths import NOTEBOOKS_DIR, SKILLS_DIR
+from course_utils.paths import NOTEBOOKS_DIR, REPO_ROOT, SKILLS_DIR
 from course_utils.selection import LOCAL_DECISION_TOKENS
 
 LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+README = REPO_ROOT / "README.md"
 SKILL_NAMES = sorted({p.parent.name for p in SKILLS_DIR.glob("*/*/SKILL.md")})
 
 NUMBER = r"\d[\d,]*(?:\.\d+)?"
@@ -59,6 +70,100 @@ RUN_FIGURES = {
                 r"|`(?:" + "|".join(map(re.escape, SKILL_NAMES)) + r")`.*\b(?:was (?:sent|picked|chosen|called|"
                 r"triggered|activated)|went to|fired)\b",
 }
+# Numbers and counts written out in words. Case-insensitive; looked for in the same text as RUN_FIGURES
+# (inline code, maths and DEFINITIONS removed). Each pattern ties a number word or a quantifier to what a
+# run counts or to the verb of a run's outcome; a bare number word ("one line per skill", "the two
+# commands") or a bare quantifier ("each skill has a folder", "every skill's description") is no figure.
+_UNITS = "one|two|three|four|five|six|seven|eight|nine"
+_TEENS = "ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen"
+_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+NUMBER_WORD = (rf"(?:(?:{_TENS})(?:[- ](?:{_UNITS}))?|{_TEENS}|(?:{_UNITS})"
+               r"|(?:a |one )?(?:dozen|hundred|thousand))\b")
+SEVERAL = rf"(?!one\b){NUMBER_WORD}"  # above one: "one" is mostly an article ("one line per skill")
+COUNTED = (r"(?:runs?|quer(?:y|ies)|records?|orders?|decisions?|answers?|requests?|calls?|replies|reply"
+           r"|samples?|trials?|attempts?|prompts?)\b")  # what a run counts
+# The verbs a run's outcome is narrated with, in the past tense ("the model declined"). After a determiner
+# the participle is an adjective ("a loaded body", "the chosen skill"), and after is/are/be a present
+# passive ("a skill that is never loaded"): both describe the mechanism and are left alone.
+OUTCOME = (r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bits )(?<!\bthis )(?<!\bthat )(?<!\beach )(?<!\bevery )"
+           r"(?<!\bis )(?<!\bare )(?<!\bbe )(?<!\bbeen )(?<!\bget )(?<!\bgets )"
+           r"(?:declined|abstained|called|answered|named|chose|chosen|picked|selected|triggered|false-triggered"
+           r"|fired|activated|loaded|skipped|refused|missed|failed|succeeded|agreed|disagreed|flipped"
+           r"|matched|landed|followed|ignored|sent|routed|went|stated|copied|returned|scored|reached)\b")
+# ... of which these take no object, so "never declined" is an outcome as it stands; the others need one
+# ("never loaded the skill"), since "keep a skill always loaded" is a state
+INTRANSITIVE = (r"(?:declined|abstained|answered|triggered|false-triggered|fired|failed|succeeded|agreed"
+                r"|disagreed|flipped|landed|went)\b")
+_OBJECT = r"\s+(?:the|a|an|it|its|any|one|that|this|them|none|no)\b"
+_WORD = r"[^\s.;:,()]+"  # one word of the same clause
+_CLAUSE_WORD = rf"(?!(?:which|whose|where|when|that|if)\b){_WORD}"  # no relative clause begins
+_DET = r"(?:(?:the|its|these|those|their|our|your|all)\s+)?"
+_PREP = r"(?:for|with|of|from|in|on|about|at|to|among)"  # "every order for a guest with a nut allergy"
+_AUX = r"(?:\s+(?:was|were|had|have|has|did|all|both|then|again|still|also|too|never|always|not|\w+ly))*"
+WORD_FIGURES = {  # kind: (pattern, why it is a run figure)
+    "frequency": (
+        rf"\b{SEVERAL} times\b(?! (?:the|as|a|an|its|their|that)\b)|\b(?:twice|thrice)\b(?! (?:the|as)\b| in a row\b)",
+        "how often something happened (\"measured six times\", \"called the script twice\"); a multiplier "
+        "(\"one and a half times the tokens\", \"twice as long\") and a rule (\"failed twice in a row\") are "
+        "no count of what happened"),
+    "fraction": (
+        rf"\b{NUMBER_WORD} out of {_DET}{NUMBER_WORD}|\b{SEVERAL} (?:of|in) {NUMBER_WORD}(?! (?:of|in)\b)"
+        rf"|\b{NUMBER_WORD} per ?cent\b",
+        "a count out of a total in words (\"nine out of twelve\", \"seven in eight\"), or a percentage"),
+    "share": (
+        r"(?<!more than )(?<!less than )(?<!at least )(?<!at most )"
+        r"\b(?:none|half|most|many|few|several|both|neither|either"
+        rf"|the majority|a majority|a minority|a third|two thirds|a quarter)\s+of\s+{_DET}"
+        rf"(?:{_WORD}\s+){{0,2}}?{COUNTED}",
+        "a share of what a run counts (\"none of the orders\", \"half of the runs\", \"most of the queries\", "
+        "\"both of its runs\"); \"more than half of the queries\" is a rule's bound, not a result"),
+    "total": (
+        rf"\ball (?:the |of the )?{SEVERAL}\s+(?:{_WORD}\s+)?{COUNTED}|(?<!\bthe )\bmost {COUNTED}"
+        rf"|\bhalf the (?:{_WORD}\s+)?{COUNTED}",
+        "a total or a share stated as the result (\"all twelve queries\", \"most queries\", \"half the runs\"); "
+        "\"the most correct decisions\" is a superlative in a rule, \"all queries\" a definition"),
+    "quantified outcome": (
+        rf"\b(?:every|each|all|no|both|neither|either|{NUMBER_WORD}|many|few|several)\s+(?:{_CLAUSE_WORD}\s+){{0,3}}?"
+        rf"{COUNTED}(?:\s+{_PREP}\s+(?:{_WORD}\s+){{0,5}}?{_WORD})?{_AUX}\s+{OUTCOME}(?! by\b)",
+        "a counted subject and the outcome it had: \"every order for a guest with a nut allergy named the "
+        "regular line\", \"no run declined\", \"nine queries triggered it\"; \"every request pays for\" is the "
+        "present of a mechanism, and \"every query scored by a fit\" a passive that says how, not what came out"),
+    "outcome over a count": (
+        rf"\b{OUTCOME}[^.;:]{{0,80}}?\b(?:in|on|for|across|over|at)\s+(?:every|each|all|both|none"
+        rf"|half|most|{SEVERAL})(?:\s+of)?\s+{_DET}(?:{_WORD}\s+){{0,2}}?{COUNTED}",
+        "an outcome narrated over a count: \"named the regular line in every run\", \"declined on none of the "
+        "queries\", \"called the tool in all twelve requests\""),
+    "always or never": (
+        rf"\b(?:never|always|not once|every time|each time|without exception)\s+(?:{_WORD}\s+)?"
+        rf"(?:{INTRANSITIVE}|{OUTCOME}(?={_OBJECT}))"
+        rf"|(?:(?<=\bwas )|(?<=\bwere ))(?:never|always)\s+{OUTCOME}"
+        rf"|\b{OUTCOME}[^.;:,]{{0,60}}?\b(?:every time|each time|every single time|without exception"
+        rf"|not once)\b",
+        "an outcome's frequency as always or never, in the past tense of a run (\"never declined\", \"was "
+        "never chosen\", \"answered in text every time\"); \"a request that never names it\" is the present "
+        "of a mechanism"),
+    "duration": (
+        rf"\b{NUMBER_WORD}\s+(?:milliseconds|seconds|minutes|hours)\b",
+        "how long a run took, spelt out (\"forty seconds\", \"two minutes\"): the machine's figure"),
+}
+# A match is left alone when the words just before it make it a definition or a protocol, not a report.
+WORD_EXCEPTIONS = {
+    "frequency": (r"(?:\b(?:runs|writes|asks|repeats|samples|tries)"
+                  r"|\b(?:you|we|to) (?:run|write|ask|repeat|sample|try)"
+                  r"|(?:^|[:;—(])\W*(?:run|write|ask|repeat|sample|try)"
+                  r"|\b(?:whether|if|unless|not))\b(?:\s+[^\s.;:,]+){0,4}\s*$",
+                  "a protocol in the present, an instruction or a condition (\"each query runs three times\", "
+                  "\"you write a parser three times\", \"run the cell twice\", \"whether one was read twice\", "
+                  "\"a selection not accepted twice\"); \"were run ten times\" reports"),
+    "quantified outcome": (r"\b(?:which|whose|where|when|if|unless|whether)\s+(?:[^\s.;:,]+\s+){0,2}$",
+                           "a relative, conditional or indirect clause (\"a query on which no run gave a decision\", "
+                           "\"whose last two calls failed\", \"whether each run followed the skill\") defines"),
+    "outcome over a count": (r"\b(?:which|whose|what|how|where|when|if|unless|whether)\s+(?:[^\s.;:,]+\s+){0,3}$",
+                             "an indirect question or a relative clause (\"prints which skill the model called for "
+                             "each query\") says what the code shows, not what it showed"),
+}
+WORD_PATTERNS = {kind: re.compile(pattern, re.I) for kind, (pattern, _) in WORD_FIGURES.items()}
+WORD_GUARDS = {kind: re.compile(pattern, re.I) for kind, (pattern, _) in WORD_EXCEPTIONS.items()}
 CITATION = re.compile(r"\(cited: [^()]+?, \d{4}-\d{2}-\d{2}\)")
 DEFINITIONS = {  # pattern: why it is no measurement. Removed from a sentence before the figures are looked for.
     r"\b95\s?%": "the confidence level of every interval (course_utils.stats)",
@@ -83,20 +188,47 @@ def sentences(markdown: str) -> list[str]:
     return [s.strip() for s in SENTENCE_END.split(prose) if s.strip()]
 
 
-def run_figures(sentence: str) -> list[tuple[str, str]]:
-    """The uncited run figures of one sentence, as (kind, text); empty when there is none or it is cited."""
+def readme_sentences(markdown: str) -> list[str]:
+    """README.md's prose, one sentence (or table row, or list item) per entry, fenced code removed.
+
+    README wraps its paragraphs and list items over several lines: a line that starts no table row,
+    list item or heading continues the one before it, so a sentence is read whole.
+    """
+    entries: list[str] = []
+    for paragraph in re.split(r"\n[ \t]*\n", FENCED.sub("\n\n", markdown)):
+        blocks: list[str] = []
+        for line in paragraph.splitlines():
+            starts_block = re.match(r"\s*(?:\||[-*+] |\d+\. |#)", line)
+            if not blocks or starts_block or blocks[-1].lstrip().startswith("|"):
+                blocks.append(line.strip())
+            else:
+                blocks[-1] += " " + line.strip()
+        for block in blocks:
+            entries += sentences(block)
+    return entries
+
+
+def run_figures(sentence: str, digits: bool = True) -> list[tuple[str, str]]:
+    """The uncited run figures of one sentence, as (kind, text); empty when there is none or it is cited.
+
+    `digits=False` looks for the figures written in words only (`WORD_FIGURES`).
+    """
     if CITATION.search(sentence):
         return []
     found = []
     decision = re.search(RUN_FIGURES["decision"], sentence)
-    if decision:
+    if digits and decision:
         found.append(("decision", decision.group(0)))
     text = INLINE_CODE.sub(" ", MATHS.sub(" ", sentence))
     for pattern in DEFINITIONS:
         text = re.sub(pattern, " ", text, flags=re.I | re.M)
     for kind, pattern in RUN_FIGURES.items():
-        if kind != "decision":
+        if digits and kind != "decision":
             found += [(kind, m.group(0)) for m in re.finditer(pattern, text)]
+    for kind, pattern in WORD_PATTERNS.items():
+        guard = WORD_GUARDS.get(kind)
+        found += [(f"{kind} (words)", m.group(0)) for m in pattern.finditer(text)
+                  if not (guard and guard.search(text[:m.start()]))]
     return found
 
 
@@ -112,12 +244,26 @@ def lesson_offences(path: Path) -> list[str]:
     return offences
 
 
+def readme_offences(path: Path = README) -> list[str]:
+    """README.md's word figures. Its digits are records of dated measurements and are not looked for here."""
+    return [f"{kind} {figure!r} in: {sentence[:160]!r}"
+            for sentence in readme_sentences(path.read_text(encoding="utf-8"))
+            for kind, figure in run_figures(sentence, digits=False)]
+
+
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
 def test_lesson_prose_carries_no_uncited_run_figure(path):
     offences = lesson_offences(path)
     assert not offences, (
         f"{path.name}: run figures in the prose. Print them from code, or cite them as "
         f"'(cited: SOURCE, YYYY-MM-DD)' in the same sentence:\n  " + "\n  ".join(offences))
+
+
+def test_readme_prose_carries_no_uncited_count_in_words():
+    offences = readme_offences()
+    assert not offences, (
+        "README.md: counts or outcomes written out in words. State what the code does, or cite the "
+        "measurement as '(cited: SOURCE, YYYY-MM-DD)' in the same sentence:\n  " + "\n  ".join(offences))
 
 
 @pytest.mark.parametrize("sentence", [
@@ -155,3 +301,77 @@ def test_the_detector_catches_run_figures(sentence):
 ])
 def test_the_detector_lets_citations_and_definitions_through(sentence):
     assert run_figures(sentence) == [], sentence
+
+
+@pytest.mark.parametrize("sentence", [
+    "The test requests were measured six times in the course's history.",
+    "The first eleven requests were run ten times.",
+    "A request's two runs agreed seven times in eight.",
+    "The model called `load_skill` twice on the cake request.",
+    "The test requests were measured twice in this course's history, not once.",
+    "The eight later requests were written afterwards, run six times with no choice made on them.",
+    "In the seventh record, every on-demand order for a guest with a nut allergy named the regular line.",
+    "The model named the regular line in every run.",
+    "None of the orders went to the nut-free line.",
+    "All twelve queries triggered a skill.",
+    "Half of the runs answered in text.",
+    "Most of the queries landed on their nearest skill.",
+    "Each of the twelve queries named a skill.",
+    "No run declined the cake order.",
+    "Nine queries triggered `hr-policy-qa`.",
+    "Nine out of twelve requests stated every fact.",
+    "Similarity finds the right skill for most queries.",
+    "The small model never declined.",
+    "The leave request was never chosen.",
+    "It answered in text every time.",
+    "The whole lesson ran in forty seconds.",
+])
+def test_the_detector_catches_counts_written_in_words(sentence):
+    assert run_figures(sentence, digits=False), sentence
+    assert run_figures(sentence), sentence
+
+
+@pytest.mark.parametrize("sentence", [
+    "One idea per lesson.",
+    "Each skill has a folder with a `SKILL.md` inside.",
+    "A model call costs tokens; the two commands set up the course and run its tests.",
+    "The catalog carries every skill's description, and it is paid on every request.",
+    "On Gemini, which samples, each decision is one sample: run the cell twice before reading much into a single row.",
+    "The checklist says whether one skill was read twice.",
+    "It runs it twice over: on a scripted stand-in, then on this notebook's backend.",
+    "Then a selection not accepted twice, and a function withdrawn after its call failed twice in a row.",
+    "A cold decision takes twice as long as a warm one, so time both.",
+    "In this lesson you write a skill parser three times: a regex, YAML, and the tested version.",
+    "On Gemini each model query runs three times.",
+    "A query on which no run gave a decision goes to a fifth bucket, error.",
+    "A function whose last two calls failed is withdrawn for one turn.",
+    "Here you measure whether each run followed the skill.",
+    "So a loaded body is paid for again on every later call, in prompt tokens.",
+    "Keep a skill that nearly every request needs always loaded.",
+    "A skill that is never loaded costs nothing but its catalog line.",
+    "Cross-validation deals the queries into five folds, every query scored by a fit that never saw it.",
+    "The rule keeps techniques within one and a half times the seed selector's prompt tokens.",
+    "An edit that does so wins more than half of the held-out queries that only one description gets right.",
+    "Each of the three modes has its own harness; each of these requests continues the cache the previous one left.",
+    "The cell below lists every query whose decision changed when the boundary sentences went away.",
+    "**Accuracy** is the correct queries over all queries; the most correct decisions win.",
+    "A request that never names it relies on the model guessing from the name.",
+    "A system instruction that never says \"answer directly\" invites a model to load *something* every time.",
+    "The failures are the model's most likely answers; the decision is the most frequent answer of the runs.",
+    "A small local model's results are its own, never passed off as Gemini's.",
+    "The seed's agreement selector makes three sampled runs, a skill only if all three name it.",
+])
+def test_the_detector_lets_teaching_prose_in_words_through(sentence):
+    assert run_figures(sentence) == [], sentence
+
+
+def test_readme_sentences_join_wrapped_lines_and_skip_code():
+    readme = ("The course runs offline. The model declined\nsix times on\nthe French set.\n\n"
+              "```bash\nmake course  # runs every lesson six times\n```\n\n"
+              "- a list item\n  wrapped onto a second line\n\n| a | b |\n|---|---|\n| one | two |\n")
+    entries = readme_sentences(readme)
+    assert "The model declined six times on the French set." in entries
+    assert "- a list item wrapped onto a second line" in entries
+    assert "| one | two |" in entries
+    assert not any("make course" in entry for entry in entries)
+    assert [figure for entry in entries for _, figure in run_figures(entry, digits=False)] == ["six times"]
