@@ -30,6 +30,7 @@ from course_utils.files import ConfinedReader
 from course_utils.paths import SKILLS_DIR
 from course_utils.skills import SkillLoader
 from course_utils.text import shorten
+from course_utils.tool_policy import ToolPolicy, describe
 
 EventKind = Literal["request", "tool_start", "tool_end", "answer"]
 PREVIEW_CHARS = 120
@@ -40,7 +41,8 @@ DEFAULT_MAX_TURNS = 8
 class Event:
     """One step of a run.
 
-    `request`: a model call came back (`prompt_tokens`, `output_tokens`, `seconds` of that call).
+    `request`: a model call came back (`prompt_tokens`, `output_tokens`, `seconds` of that call; `calling`, the
+    turn's tool_config in short, e.g. "VALIDATED [load_skill]", when one was sent).
     `tool_start`: the loop is about to run `tool` with `arguments`.
     `tool_end`: the tool returned; `output` is a preview of what the model will read.
     `answer`: the model answered in text; `output` is the whole answer.
@@ -53,6 +55,7 @@ class Event:
     output: str | None = None
     prompt_tokens: int | None = None
     output_tokens: int | None = None
+    calling: str | None = None
     seconds: float | None = field(default=None, compare=False)  # timing noise: not part of equality
 
 
@@ -144,6 +147,7 @@ def run_agent(
     max_turns: int = DEFAULT_MAX_TURNS,
     callbacks: Iterable[Callable[[Event], None]] = (),
     tool_config: types.ToolConfig | None = None,
+    tool_policy: ToolPolicy | None = None,
     max_output_tokens: int | None = None,
     refuse_repeats: bool = False,
     stop_at_tools: Collection[str] = (),
@@ -158,7 +162,9 @@ def run_agent(
     callback as an `Event`. Raises `MaxTurnsExceeded` (holding the partial result) when the model
     has made `max_turns` calls without answering in text.
 
-    With `refuse_repeats`, a call identical to an earlier one (same tool, same arguments, in this run or
+    With `tool_policy`, each turn's tool_config is the policy's answer for the conversation so far (when it
+    answers None, `tool_config`): which functions the model may call now, in Gemini's own terms
+    (`course_utils.tool_policy`). With `refuse_repeats`, a call identical to an earlier one (same tool, same arguments, in this run or
     in the history passed in) is not run again: the model gets `repeat_note(...)` instead, which points
     it at the earlier result. With `stop_at_tools`, the first successful result of one of those tools is
     the answer and the run ends there, as the OpenAI Agents SDK's `stopAtToolNames` and LangChain's
@@ -195,12 +201,16 @@ def run_agent(
             callback(event)
 
     for turn in range(1, max_turns + 1):
+        turn_config = config
+        if tool_policy is not None:
+            turn_config = config.model_copy(update={"tool_config": tool_policy(declarations, history) or tool_config})
         start = time.perf_counter()
-        response = client.models.generate_content(model=model, contents=history, config=config)
+        response = client.models.generate_content(model=model, contents=history, config=turn_config)
         usage = response.usage_metadata
         prompt_tokens.append(usage.prompt_token_count if usage else None)
         emit(Event("request", turn, prompt_tokens=prompt_tokens[-1], seconds=time.perf_counter() - start,
-                   output_tokens=usage.candidates_token_count if usage else None))
+                   output_tokens=usage.candidates_token_count if usage else None,
+                   calling=describe(turn_config.tool_config)))
         content = response.candidates[0].content if response.candidates else None
         calls = response.function_calls or []
         if content is not None and content.parts:
@@ -237,7 +247,8 @@ def format_event(event: Event) -> str:
     if event.kind == "request":
         tokens = f"{event.prompt_tokens:,}" if event.prompt_tokens is not None else "?"
         took = f", {event.seconds:.1f} s" if event.seconds is not None else ""
-        return f"{head}  model call: {tokens} prompt tokens{took}"
+        calling = f" ({event.calling})" if event.calling else ""
+        return f"{head}  model call{calling}: {tokens} prompt tokens{took}"
     if event.kind == "tool_start":
         arguments = ", ".join(f"{k}={v!r}" for k, v in (event.arguments or {}).items())
         return f"{head}    → {event.tool}({arguments})"

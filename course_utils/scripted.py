@@ -6,8 +6,10 @@ what it offered, what came back and the prompt tokens the backend reported. Embe
 too: each skill's document text is a unit vector, and each query's vector is built so that its cosine
 with every skill is exactly the score the script gave. Each embedding request is recorded with its
 texts and how long it took; that time varies from one request to the next, so a decision's seconds
-must be measured, not rebuilt from a known delay. Requests go through httpx's MockTransport: no
-socket, no model file.
+must be measured, not rebuilt from a known delay. A request's ``toolConfig`` is obeyed as Gemini's
+contract says (``course_utils.backend.declarations``): the script's call is made only if the mode allows
+that function, text only if the mode allows text. Requests go through httpx's MockTransport: no socket,
+no model file.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from google import genai
 from google.genai import types
 
 from course_utils.backend.client import LOCAL_BASE_URL, Backend
+from course_utils.backend.declarations import InvalidRequest, function_calling, parse_declarations
 from course_utils.selection import document_text, query_text
 from course_utils.skills import Skill
 
@@ -132,7 +135,11 @@ class ScriptedBackend:
         method = route["method"] if route else ""
         body = json.loads(request.content or b"{}")
         if method == "generateContent":
-            return httpx.Response(200, json=self._generate(body))
+            try:
+                return httpx.Response(200, json=self._generate(body))
+            except InvalidRequest as error:
+                return httpx.Response(400, json={"error": {"code": 400, "status": "INVALID_ARGUMENT",
+                                                           "message": str(error)}})
         if method in ("embedContent", "batchEmbedContents"):
             items = body.get("requests") or [body]
             texts = [_text(item) for item in items]
@@ -170,12 +177,16 @@ class ScriptedBackend:
         query = next((q for q in self.scores if json.dumps(q, ensure_ascii=False)[1:-1] in text), None)
         declarations = [d for tool in body.get("tools") or [] for d in tool.get("functionDeclarations") or []]
         functions = [str(d.get("name")) for d in declarations]
+        calling = function_calling(body.get("toolConfig"), parse_declarations(body.get("tools")))
+        callable_now = [d for d in declarations if d.get("name") in {c.name for c in calling.functions}]
         choice = self.script(query, offered, functions) if query is not None else None
-        call = _call_for(declarations, choice) if choice is not None else None
+        call = _call_for(callable_now, choice) if choice is not None else None
+        if call is None and not calling.allow_text:  # mode ANY: a call it must make, of the first allowed function
+            call = _first_call(callable_now[0])
         prompt_tokens = 97 + len(text) // 5  # the stand-in's own count: no estimate a learner could rebuild
         part = {"functionCall": call} if call else {"text": DECLINE_TEXT}
         with self._lock:
-            self.exchanges.append(Exchange(query, offered, functions, choice if call else None, dict(body),
+            self.exchanges.append(Exchange(query, offered, functions, _value(call), dict(body),
                                            prompt_tokens, start, time.perf_counter()))
         return {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
                 "usageMetadata": {"promptTokenCount": prompt_tokens, "candidatesTokenCount": 12,
@@ -195,6 +206,21 @@ def _string_parameter(declaration: Mapping[str, Any]) -> str | None:
     strings = [name for name, p in properties.items() if str(p.get("type", "")).upper() == "STRING"]
     with_enum = [name for name in strings if properties[name].get("enum")]
     return (with_enum or strings or [None])[0]
+
+
+def _value(call: Mapping[str, Any] | None) -> str | None:
+    """The value a call passed (its first argument), None for no call."""
+    return next(iter((call or {}).get("args", {}).values()), None) if call else None
+
+
+def _first_call(declaration: Mapping[str, Any]) -> dict[str, Any]:
+    """A call of `declaration` with its string parameter's first listed value (or an empty string)."""
+    parameter = _string_parameter(declaration)
+    if parameter is None:
+        return {"name": declaration.get("name"), "args": {}}
+    schema = declaration.get("parameters") or declaration.get("parametersJsonSchema") or {}
+    values = (schema.get("properties") or {})[parameter].get("enum") or [""]
+    return {"name": declaration.get("name"), "args": {parameter: values[0]}}
 
 
 def _call_for(declarations: Sequence[Mapping[str, Any]], value: str) -> dict[str, Any] | None:

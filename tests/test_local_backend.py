@@ -31,22 +31,10 @@ from course_utils.backend.local.app import (
     build_prompt,
     content_messages,
     decision_schema,
-    gemini_schema_to_json_schema,
     get_app,
-    parse_declaration,
 )
+from course_utils.backend.declarations import gemini_schema_to_json_schema, parse_declaration
 from course_utils.backend.local.embed import strip_task_prefix
-from course_utils.backend.local.guards import (
-    answered_functions,
-    callable_now,
-    failing_functions,
-    none_of,
-    selection_first,
-    selection_declines,
-    NO_CHOICE,
-    unmade_choices,
-    unrepeated,
-)
 from course_utils.backend.local.llm import SENTINEL, Completion, ContextOverflow, default_llm_name, get_llm
 from course_utils.backend.local.models import MODELS
 
@@ -384,129 +372,51 @@ LOAD = {"name": "load_skill", "parameters": {"type": "OBJECT", "required": ["nam
     "name": {"type": "STRING", "enum": ["cake", "hours", "allergens"]}}}}
 CALENDAR = {"name": "check_calendar", "parameters": {"type": "OBJECT", "properties": {
     "day": {"type": "STRING"}, "line": {"type": "STRING", "enum": ["regular", "nut-free"]}}}}
+ASK = {"role": "user", "parts": [{"text": "A cake, please."}]}
 
 
-def _after(*calls: tuple[str, dict]) -> list[dict]:
-    """A conversation whose model turns made these calls, each answered."""
-    contents = [{"role": "user", "parts": [{"text": "A cake, please."}]}]
-    for name, args in calls:
-        contents += [{"role": "model", "parts": [{"functionCall": {"name": name, "args": args}}]},
-                     {"role": "user", "parts": [{"functionResponse": {"name": name, "response": {"result": "ok"}}}]}]
-    return contents
+def _request(mode: str | None = None, allowed: list[str] | None = None) -> dict:
+    config = {"mode": mode, **({"allowedFunctionNames": allowed} if allowed else {})} if mode else None
+    return {"tools": [{"functionDeclarations": [LOAD, CALENDAR]}], "contents": [ASK],
+            **({"toolConfig": {"functionCallingConfig": config}} if config else {})}
 
 
-def test_a_selection_made_is_not_offered_again() -> None:
-    declarations = [parse_declaration(LOAD), parse_declaration(CALENDAR)]
-    assert unmade_choices(declarations, _after()) == declarations  # a first turn: nothing removed
-    assert unmade_choices(declarations, _after(("check_calendar", {"day": "Friday", "line": "regular"}))) \
-        == declarations  # two arguments: not a selection, calls may repeat
-    assert unmade_choices(declarations, _after(("load_skill", {"name": "cake"}))) == [declarations[1]]
+def _answers(grammar_request: dict) -> tuple[set[str], bool]:
+    """(the functions the grammar accepts a call of, whether it accepts text) for a request."""
+    grammar = build_prompt(grammar_request).grammar
+    return {name for name in ("load_skill", "check_calendar") if name in grammar}, '"text"' in grammar
 
 
-def test_the_grammar_drops_a_made_selection_but_the_prompt_still_shows_it() -> None:
-    request = {"tools": [{"functionDeclarations": [LOAD]}], "contents": _after(("load_skill", {"name": "cake"}))}
-    first = build_prompt({**request, "contents": request["contents"][:1]})
-    later = build_prompt(request)
-    assert "load_skill" in first.grammar and "load_skill" not in later.grammar and '"text"' in later.grammar
-    assert first.messages[0] == later.messages[0]  # same system message: the cached prefix is reused
-    forced = build_prompt({**request, "toolConfig": {"functionCallingConfig": {"mode": "ANY"}}})
-    assert "load_skill" in forced.grammar  # mode ANY must call something: the declarations stay
+@pytest.mark.parametrize(("mode", "allowed", "functions", "text"), [
+    (None, None, {"load_skill", "check_calendar"}, True),
+    ("AUTO", None, {"load_skill", "check_calendar"}, True),
+    ("ANY", None, {"load_skill", "check_calendar"}, False),
+    ("ANY", ["check_calendar"], {"check_calendar"}, False),
+    ("NONE", None, set(), True),
+    ("VALIDATED", None, {"load_skill", "check_calendar"}, True),
+    ("VALIDATED", ["load_skill"], {"load_skill"}, True),
+])
+def test_the_grammar_accepts_what_the_tool_config_allows(mode, allowed, functions, text) -> None:
+    assert _answers(_request(mode, allowed)) == (functions, text)
 
 
-CALENDAR_REQUIRED = {**CALENDAR, "parameters": {**CALENDAR["parameters"], "required": ["day", "line"]}}
+def test_the_prompt_shows_every_declaration_whatever_the_allowed_names() -> None:
+    system = build_prompt(_request()).messages[0]
+    assert build_prompt(_request("VALIDATED", ["check_calendar"])).messages[0] == system  # same cached prefix
+    assert "load_skill" in system["content"] and "check_calendar" in system["content"]
 
 
-@settings(max_examples=300, deadline=None)
-@example(values=["a a"], text="a ")  # a value's prefix that ends with a space: found by hypothesis in a run
-@given(values=st.lists(st.text(alphabet="ab- .", max_size=4), max_size=4), text=st.text(alphabet="ab- .", max_size=5))
-def test_none_of_matches_what_differs_from_every_value_and_is_not_padded(values: list[str], text: str) -> None:
-    expected = bool(text) and text == text.strip() and text not in {v.strip() for v in values}
-    assert bool(re.fullmatch(none_of(values), text, re.DOTALL)) == expected
-
-
-def test_a_call_already_made_is_not_accepted_again_with_the_same_arguments() -> None:
-    calendar = parse_declaration(CALENDAR_REQUIRED)
-    narrowed = unrepeated(calendar, [{"day": "2026-12-10", "line": "regular"}])
-    accepts = jsonschema.Draft202012Validator(narrowed.parameters).is_valid
-    assert not accepts({"day": "2026-12-10", "line": "regular"})
-    assert not accepts({"day": "2026-12-10 ", "line": "regular"})  # a space added is the same call
-    assert accepts({"day": "2026-12-11", "line": "regular"}) and accepts({"day": "2026-12-10", "line": "nut-free"})
-    assert not accepts({"day": "2026-12-11", "line": "gluten-free"})  # the declaration's enum still holds
-    assert unrepeated(calendar, []) is calendar  # nothing made yet: unchanged
-    assert unrepeated(parse_declaration(CALENDAR), [{"day": "x", "line": "regular"}]).parameters \
-        == parse_declaration(CALENDAR).parameters  # optional arguments: left to the tools to refuse
-    load = parse_declaration(LOAD)
-    assert unrepeated(load, [{"name": n} for n in ("cake", "hours", "allergens")]) is None  # nothing left to call
-    dated = parse_declaration({**CALENDAR_REQUIRED, "parameters": {**CALENDAR_REQUIRED["parameters"], "properties": {
-        **CALENDAR["parameters"]["properties"], "day": {"type": "STRING", "pattern": "^[0-9-]+$"}}}})
-    assert unrepeated(dated, [{"day": "2026-12-10", "line": "regular"}]) is dated  # its own pattern is never replaced
-
-
-def test_before_any_call_the_answer_selects_or_answers_in_text() -> None:
-    load, calendar = parse_declaration(LOAD), parse_declaration(CALENDAR_REQUIRED)
-    assert selection_first([load, calendar], _after()) == [load]
-    assert callable_now([load, calendar], _after()) == [load]
-    assert selection_first([calendar], _after()) == [calendar]  # no selection offered: unchanged
-    assert selection_first([load, calendar], _after(("load_skill", {"name": "cake"}))) == [load, calendar]
-    after_calendar = _after(("check_calendar", {"day": "Friday", "line": "regular"}))
-    assert selection_first([load, calendar], after_calendar) == [load, calendar]  # only the first answer
-    prompt = build_prompt({"tools": [{"functionDeclarations": [LOAD, CALENDAR_REQUIRED]}], "contents": _after()})
-    assert "load_skill" in prompt.grammar and "check_calendar" not in prompt.grammar and '"text"' in prompt.grammar
-    assert "check_calendar" in prompt.messages[0]["content"]  # the prompt still shows every declaration
-
-
-def test_a_selection_that_lists_none_is_the_first_answer() -> None:
-    """With "none" among the selection's values, declining is a value to choose: no text answer first."""
-    with_none = {**LOAD, "parameters": {**LOAD["parameters"], "properties": {"name": {
-        **LOAD["parameters"]["properties"]["name"], "enum": [*LOAD["parameters"]["properties"]["name"]["enum"], NO_CHOICE]}}}}
-    declarations = [parse_declaration(with_none), parse_declaration(CALENDAR_REQUIRED)]
-    assert selection_declines(declarations, _after()) and NO_CHOICE == NONE
-    assert not selection_declines([parse_declaration(LOAD), parse_declaration(CALENDAR_REQUIRED)], _after())
-    assert not selection_declines(declarations, _after(("load_skill", {"name": NO_CHOICE})))  # only the first answer
-    first = build_prompt({"tools": [{"functionDeclarations": [with_none, CALENDAR_REQUIRED]}], "contents": _after()})
-    assert '"none"' in first.grammar and '"text"' not in first.grammar
-    later = build_prompt({"tools": [{"functionDeclarations": [with_none, CALENDAR_REQUIRED]}],
-                          "contents": _after(("load_skill", {"name": NO_CHOICE}))})
-    assert '"text"' in later.grammar and "load_skill" not in later.grammar
-
-
-def test_a_function_whose_latest_call_succeeded_is_not_offered_next() -> None:
-    declarations = [parse_declaration(LOAD), parse_declaration(CALENDAR_REQUIRED)]
-    friday = ("check_calendar", {"day": "Friday", "line": "regular"})
-    assert answered_functions(_after(friday)) == {"check_calendar"}
-    assert [d.name for d in callable_now(declarations, _after(friday))] == ["load_skill"]
-    failed = _after(friday)
-    failed[-1]["parts"][0]["functionResponse"]["response"] = {"result": "Error: the bakery is closed on that day."}
-    assert answered_functions(failed) == set()
-    (again,) = [d for d in callable_now(declarations, failed) if d.name == "check_calendar"]
-    assert not jsonschema.Draft202012Validator(again.parameters).is_valid(friday[1])  # retried, not repeated
-    errored = _after(friday)
-    errored[-1]["parts"][0]["functionResponse"]["response"] = {"error": "timeout"}
-    assert answered_functions(errored) == set()
-
-
-def test_a_function_that_failed_twice_in_a_row_is_not_offered_next() -> None:
-    declarations = [parse_declaration(LOAD), parse_declaration(CALENDAR_REQUIRED)]
-    closed = {"result": "Error: the bakery is closed on that day."}
-    once = _after(("check_calendar", {"day": "Monday", "line": "regular"}))
-    once[-1]["parts"][0]["functionResponse"]["response"] = closed
-    twice = _after(("check_calendar", {"day": "Monday", "line": "regular"}),
-                   ("check_calendar", {"day": "Sunday", "line": "regular"}))
-    for turn in (1, 3):
-        twice[turn + 1]["parts"][0]["functionResponse"]["response"] = closed
-    assert failing_functions(once) == set() and failing_functions(twice) == {"check_calendar"}
-    assert [d.name for d in callable_now(declarations, twice)] == ["load_skill"]
-    recovered = twice + _after(("check_calendar", {"day": "Friday", "line": "regular"}))[1:]
-    assert failing_functions(recovered) == set()  # the latest result succeeded: no longer failing
-
-
-def test_after_a_successful_call_the_grammar_leaves_text_but_the_prompt_is_unchanged() -> None:
-    request = {"tools": [{"functionDeclarations": [CALENDAR_REQUIRED]}],
-               "contents": _after(("check_calendar", {"day": "Friday", "line": "regular"}))}
-    first = build_prompt({**request, "contents": request["contents"][:1]})
-    later = build_prompt(request)
-    assert "check_calendar" in first.grammar and "check_calendar" not in later.grammar and '"text"' in later.grammar
-    assert first.messages[0] == later.messages[0]
+@pytest.mark.parametrize(("config", "says"), [
+    ({"mode": "AUTO", "allowedFunctionNames": ["load_skill"]}, "only with mode ANY or VALIDATED"),
+    ({"mode": "NONE", "allowedFunctionNames": ["load_skill"]}, "only with mode ANY or VALIDATED"),
+    ({"mode": "VALIDATED", "allowedFunctionNames": ["read_file"]}, "not declared"),
+    ({"mode": "SOMETIMES"}, "Unsupported functionCallingConfig.mode"),
+])
+def test_a_tool_config_gemini_refuses_is_a_400_naming_the_problem(config: dict, says: str) -> None:
+    body = {**_request(), "toolConfig": {"functionCallingConfig": config}}
+    status, payload = LocalGeminiApp("qwen2.5-coder-1.5b").handle(
+        "POST", f"/v1beta/models/{MODEL}:generateContent", json.dumps(body).encode())
+    assert status == 400 and payload["error"]["status"] == "INVALID_ARGUMENT" and says in payload["error"]["message"]
 
 
 # ----------------------------------------------------------------- make_client

@@ -1,22 +1,20 @@
 """An in-process app that speaks the subset of the Gemini REST API the course uses.
 
 A real ``genai.Client`` sends its HTTP here through httpx's WSGI transport (``client.models``)
-or ASGI transport (``client.aio.models``); both call the same ``LocalGeminiApp.handle``, and no
-socket is opened. Routes: ``POST /{api_version}/models/{model}:{method}`` with method
-``generateContent``, ``countTokens``, ``embedContent`` or ``batchEmbedContents``.
+or ASGI transport (``client.aio.models``); both call the same ``LocalGeminiApp.handle``. Routes:
+``POST /{api_version}/models/{model}:{method}`` with method ``generateContent``, ``countTokens``,
+``embedContent`` or ``batchEmbedContents``.
 
-Function calling is decided by the model under constrained decoding: the request's function
-declarations are compiled into one JSON schema whose alternatives are one object per declared
-function (``{"name": <const>, "arguments": <its parameters>}``) and, unless the mode is ANY, a
-text answer ``{"text": …}``. Every answer is therefore one declared call with schema-valid
-arguments, or text. The declarations and the expected JSON are also described in the prompt.
-
-Some things serve later turns of a tool loop only, so a first-turn decision (lessons 06–11) is
-untouched: a one-string tool result is shown as plain text, not escaped JSON (``response_text``);
-and the grammar narrows what the answer may call (``guards.callable_now``): a selection already made
-(``load_skill`` called once) is not accepted again, nor a call already made with the same
-arguments, nor, in the next turn, a function whose latest call succeeded or whose last two calls
-failed. The prompt still shows every declaration. Each was chosen on lesson 04's development requests.
+Function calling follows Gemini's contract (``course_utils.backend.declarations``: the modes AUTO, ANY,
+NONE and VALIDATED, and ``allowedFunctionNames``), applied by constrained decoding: the functions the
+request's tool_config lets the model call are compiled into one JSON schema whose alternatives are one
+object per function (``{"name": <const>, "arguments": <its parameters>}``) and, unless the mode is ANY,
+a text answer ``{"text": …}``. Every answer is therefore one allowed call with schema-valid arguments, or
+text where text is allowed. The prompt shows every declared function, whatever the allowed names, and the
+expected JSON (without the text answer under ANY), so the system message (and its cached prefix) stays the
+same from one turn of a tool loop to the next while the mode does. Which
+functions a turn allows is the harness's business, not the backend's (``course_utils.tool_policy``).
+A one-string tool result is shown as plain text, not escaped JSON (``response_text``).
 """
 
 from __future__ import annotations
@@ -30,8 +28,8 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
+from course_utils.backend.declarations import Declaration, InvalidRequest, Json, function_calling, parse_declarations
 from course_utils.backend.local import embed as embedding
-from course_utils.backend.local.guards import callable_now, selection_declines
 from course_utils.backend.local.llm import (
     Completion,
     ContextOverflow,
@@ -40,7 +38,6 @@ from course_utils.backend.local.llm import (
     get_llm,
 )
 from course_utils.backend.local.models import MODELS, ModelFileMissing
-from course_utils.backend.local.selection_decode import Selection, decode_selection, selection_of
 
 EMBEDDING_MODEL_NAME = embedding.USE_NAME
 LOCAL_MODEL_NAMES = (*MODELS, *embedding.DIMENSIONS)
@@ -48,7 +45,6 @@ _ROUTE = re.compile(r"^/(?P<version>[^/]+)/models/(?P<model>[^/:]+):(?P<method>[
 _STATUS_NAMES = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 405: "INVALID_ARGUMENT",
                  500: "INTERNAL", 503: "FAILED_PRECONDITION"}
 _PART_JOINER = "\n"
-Json = dict[str, Any]
 
 
 class ApiError(Exception):
@@ -111,103 +107,6 @@ def _route(method: str, path: str) -> tuple[str, str]:
 
 
 # ----------------------------------------------------------------- schemas and prompts
-
-_SCHEMA_MAPS = {"properties", "patternProperties", "$defs", "definitions"}
-_LITERALS = {"enum", "const", "default", "examples", "example"}
-_SCHEMA_KEYS_KEPT = {"enum", "required", "description", "minItems", "maxItems", "minimum",
-                     "maximum", "minLength", "maxLength", "pattern", "title",
-                     "minProperties", "maxProperties"}
-
-
-def gemini_schema_to_json_schema(schema: Json) -> Json:
-    """Convert a Gemini ``Schema`` (upper-case OpenAPI types) into JSON schema.
-
-    Types become lower-case, ``nullable`` becomes a union with "null", enums and bounds are
-    kept, ``format``/``propertyOrdering``/``example`` are dropped, and objects with listed
-    properties are closed (``additionalProperties: false``).
-    """
-    out: Json = {key: value for key, value in schema.items() if key in _SCHEMA_KEYS_KEPT}
-    kind = str(schema.get("type", "")).lower()
-    if kind and kind != "type_unspecified":
-        out["type"] = [kind, "null"] if schema.get("nullable") else kind
-    if "properties" in schema:
-        out["properties"] = {name: gemini_schema_to_json_schema(sub)
-                             for name, sub in schema["properties"].items()}
-    if "items" in schema:
-        out["items"] = gemini_schema_to_json_schema(schema["items"])
-    if "anyOf" in schema:
-        out["anyOf"] = [gemini_schema_to_json_schema(sub) for sub in schema["anyOf"]]
-    return close_objects(out)
-
-
-def close_objects(schema: Any) -> Any:
-    """Recursively forbid extra keys in objects that list their properties."""
-    if isinstance(schema, list):
-        return [close_objects(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    closed: Json = {}
-    for key, value in schema.items():
-        if key in _SCHEMA_MAPS and isinstance(value, dict):
-            closed[key] = {name: close_objects(sub) for name, sub in value.items()}
-        else:
-            closed[key] = value if key in _LITERALS else close_objects(value)
-    if "properties" in closed:
-        closed.setdefault("additionalProperties", False)
-    return closed
-
-
-@dataclass(frozen=True)
-class Declaration:
-    """A declared function: its name, description and JSON-schema arguments."""
-
-    name: str
-    description: str
-    parameters: Json
-
-    def describe(self) -> str:
-        """One JSON line shown to the model."""
-        return json.dumps({"name": self.name, "description": self.description,
-                           "parameters": self.parameters}, ensure_ascii=False)
-
-
-_NO_ARGUMENTS: Json = {"type": "object", "properties": {}, "additionalProperties": False}
-
-
-def parse_declaration(raw: Json) -> Declaration:
-    """Read one functionDeclaration in either parameter form the SDK sends."""
-    if not isinstance(raw, dict) or not raw.get("name"):
-        raise _invalid("Each function declaration needs a name.")
-    json_schema = raw.get("parametersJsonSchema", raw.get("parameters_json_schema"))
-    if json_schema is not None:
-        parameters = close_objects(json_schema)
-    elif raw.get("parameters") is not None:
-        parameters = gemini_schema_to_json_schema(raw["parameters"])
-    else:
-        parameters = _NO_ARGUMENTS
-    return Declaration(raw["name"], raw.get("description", ""), parameters)
-
-
-def parse_declarations(tools: Any) -> list[Declaration]:
-    """All function declarations of a request's ``tools`` list."""
-    if tools is None:
-        return []
-    if not isinstance(tools, list):
-        raise _invalid("tools must be a list.")
-    return [parse_declaration(raw) for tool in tools
-            for raw in (tool or {}).get("functionDeclarations", [])]
-
-
-def calling_mode(tool_config: Any) -> tuple[str, list[str]]:
-    """The function-calling mode (AUTO, ANY or NONE) and the allowed function names."""
-    config = (tool_config or {}).get("functionCallingConfig") or {}
-    mode = str(config.get("mode", "AUTO")).upper()
-    if mode in ("MODE_UNSPECIFIED", "VALIDATED"):
-        mode = "AUTO"  # constrained decoding already validates every call
-    if mode not in ("AUTO", "ANY", "NONE"):
-        raise _invalid(f"Unsupported functionCallingConfig.mode {mode!r}: use AUTO, ANY or NONE.")
-    return mode, list(config.get("allowedFunctionNames") or [])
-
 
 def decision_schema(declarations: list[Declaration], allow_text: bool) -> Json:
     """The JSON schema of an answer: one declared call, or (if allowed) a text answer."""
@@ -309,11 +208,10 @@ def content_messages(content: Any) -> list[Message]:
 
 @dataclass(frozen=True)
 class Prompt:
-    """What the model sees for a request, the grammar constraining its answer, and its selection if any."""
+    """What the model sees for a request, and the grammar constraining its answer (None: free text)."""
 
     messages: list[Message]
     grammar: str | None
-    selection: Selection | None = None
 
 
 def build_prompt(request: Json) -> Prompt:
@@ -323,30 +221,20 @@ def build_prompt(request: Json) -> Prompt:
         contents = [contents]
     if not isinstance(contents, list) or not contents:
         raise _invalid("contents must be a non-empty list of Content objects.")
-    mode, allowed = calling_mode(request.get("toolConfig"))
     declarations = parse_declarations(request.get("tools"))
-    if allowed:
-        declarations = [d for d in declarations if d.name in allowed]
-    if mode == "NONE":
-        declarations = []
-    if mode == "ANY" and not declarations:
-        raise _invalid("functionCallingConfig mode ANY needs at least one declared function.")
-    allow_text = mode != "ANY"
+    calling = function_calling(request.get("toolConfig"), declarations)
     system = []
     if request.get("systemInstruction") is not None:
         system.append(_text_of(request["systemInstruction"], "systemInstruction"))
     if declarations:
-        system.append(tools_prompt(declarations, allow_text))
+        system.append(tools_prompt(declarations, calling.allow_text))
     messages = ([{"role": "system", "content": "\n\n".join(system)}] if system else [])
     messages += [message for content in contents for message in content_messages(content)]
-    offered = callable_now(declarations, contents) or ([] if allow_text else declarations)
-    text_now = allow_text and not selection_declines(declarations, contents)
     if not declarations:
         return Prompt(messages, None)
     import xllamacpp
 
-    return Prompt(messages, xllamacpp.json_schema_to_grammar(decision_schema(offered, text_now)),
-                  selection_of(offered, text_now))
+    return Prompt(messages, xllamacpp.json_schema_to_grammar(decision_schema(calling.functions, calling.allow_text)))
 
 
 _TEXT_OPENING = '{"text":"'
@@ -422,11 +310,7 @@ def generate_content(request: Json, target: Target) -> Json:
     """Serve ``generateContent``."""
     prompt = build_prompt(request)
     options = _generation_options(request)
-    llm = get_llm(target.name)
-    if prompt.selection is not None:
-        completion = decode_selection(llm, prompt.messages, prompt.grammar, prompt.selection, options)
-    else:
-        completion = llm.chat(prompt.messages, grammar=prompt.grammar, **options)
+    completion = get_llm(target.name).chat(prompt.messages, grammar=prompt.grammar, **options)
     finish = "MAX_TOKENS" if completion.finish_reason == "length" else "STOP"
     candidate: Json = {"content": {"role": "model", "parts": answer_parts(completion, prompt.grammar is not None)},
                        "finishReason": finish, "index": 0}
@@ -529,6 +413,8 @@ class LocalGeminiApp:
             return 200, HANDLERS[action][1](_parse_body(body), target)
         except ApiError as error:
             return error.code, error.body()
+        except InvalidRequest as error:
+            return 400, _invalid(str(error)).body()
         except ContextOverflow as error:
             return 400, ApiError(400, str(error)).body()
         except ModelFileMissing as error:
