@@ -228,8 +228,7 @@ def test_a_computed_and_a_restored_catalog_answer_as_this_process_does(local_cli
 
 @pytest.mark.model
 def test_the_shared_prefix_is_reused_between_decisions(local_client, catalogs):
-    """Determinism does not cost the cache: a second decision computes only its query, the header and the call's
-    given opening (``selection_decode``)."""
+    """Determinism does not cost the cache: a second decision computes only its query and the assistant header."""
     from course_utils.backend.local.llm import get_llm
     from course_utils.selection import pick_by_model
 
