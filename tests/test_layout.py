@@ -101,3 +101,59 @@ def test_every_layer_has_its_modules():
     modules = [module_name(p) for p in PACKAGE.rglob("*.py")]
     assert {layer(m) for m in modules} == set(LAYERS)
     assert any(layer(t) == "backend" for p in PACKAGE.glob("*.py") for _, t in imported(p))
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module of the package -> the package modules it imports (a `TYPE_CHECKING` import counts too)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = module_name(path)
+        graph[source] = {target for _, target in imported(path) if target not in ("course_utils", source)}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of a graph: its strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while (top := stack.pop()) != node:
+                component.append(top)
+            component.append(node)
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle_through_a_type_checking_import(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path / "course_utils")
+    (tmp_path / "course_utils").mkdir()
+    (tmp_path / "course_utils" / "__init__.py").write_text("")
+    (tmp_path / "course_utils" / "a.py").write_text("from course_utils import b\n")
+    (tmp_path / "course_utils" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from course_utils.a import A\n")
+    (tmp_path / "course_utils" / "c.py").write_text("from course_utils import a\n")
+    assert cycles(import_graph()) == [["course_utils.a", "course_utils.b"]]
+
+
+def test_no_import_cycle():
+    found = cycles(import_graph())
+    assert not found, "modules that import each other (TYPE_CHECKING imports count):\n" + "\n".join(map(str, found))
