@@ -5,11 +5,15 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import httpx
 import pytest
+from google import genai
+from google.genai import types
 
 from course_utils.abstain import (
     EXAMPLES, NONE, TECHNIQUES, pick_by_agreement, pick_with_examples, pick_with_gate, pick_with_none_option,
 )
+from course_utils.backend.client import LOCAL_BASE_URL
 from course_utils.scripted import ScriptedBackend
 from course_utils.skills import SkillLoader
 
@@ -50,9 +54,17 @@ def test_the_reason_comes_before_the_name():
     assert parameters["properties"]["reason"]["max_length"] == 200
 
 
+def text_answering_client() -> genai.Client:
+    """A client whose backend answers in text whatever the tool_config asks (the stand-in obeys it)."""
+    answer = {"candidates": [{"content": {"role": "model", "parts": [{"text": "No skill."}]}, "finishReason": "STOP"}],
+              "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 2, "totalTokenCount": 12}}
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, json=answer))
+    return genai.Client(api_key="text-only", http_options=types.HttpOptions(
+        base_url=LOCAL_BASE_URL, httpx_client=httpx.Client(transport=transport, base_url=LOCAL_BASE_URL)))
+
+
 def test_a_forced_call_that_does_not_come_is_an_error_not_a_none():
-    backend, client = stand_in(lambda query, offered, functions: None)  # the stand-in answers in text
-    decision = pick_with_none_option(client, WORKPLACE, QUERY)
+    decision = pick_with_none_option(text_answering_client(), WORKPLACE, QUERY)
     assert decision.skill is None and "required to call activate_skill" in decision.error
 
 
