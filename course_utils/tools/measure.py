@@ -1,0 +1,334 @@
+"""`python -m course_utils measure …`: the measurements the lessons read, each written as a record.
+
+    python -m course_utils measure bakery dev --label active-results
+    python -m course_utils measure bakery test --modes all,on-demand,filesystem --samples 2
+    python -m course_utils measure abstention model none-option reason-then-none gate examples agreement-3
+    python -m course_utils measure native-format
+
+`bakery` runs each request of a split of data/bakery_requests.yaml through each mode of `build_harness` (the loop
+with `refuse_repeats=True` and `stop_at_tools=ANSWERING_TOOLS`, as lesson 04 runs it; `--tool-policy
+one-step-at-a-time` adds the per-turn policy lessons 03 and 04 send) on the backend `make_client()` picks: once
+greedily (`--samples 0`), or `--samples N` times at `--temperature` (run k of a request seeded with
+`run_seed(request, k)`, k = 1…N). It writes data/measured/bakery/<split>_<label>.json (the backend, the date, the
+settings and every checklist) and prints the summary. A record is never overwritten. Lesson 04 reads test.json, a
+record of the first test split (its requests are dev requests now). Harness changes are compared on `dev`. The
+`test` split is run once, with the finished harness: the command refuses to run it when a record of any of its
+requests exists, and the look goes in docs/lab/test-sets.md.
+
+`abstention` runs each named technique of `course_utils.abstain` (and `model`, the seed's `pick_by_model`) on
+data/dev/ (45 English + 45 French queries, the workplace catalog) and writes one Report per technique
+(`Report.to_dict()`, every query's record included) to data/measured/abstention_dev/<technique>.json, with the
+backend and the date. Lesson 06 reads these files; `RECOMMENDED` in course_utils/abstain.py was chosen from them
+by the rule written in its docstring. The test sets are never used here.
+
+`native-format` asks whether the local model would open a call with its own trained `<tool_call>` tag. Qwen2.5's
+chat template shows tools in a `# Tools … <tools>…</tools>` block and asks for each call inside
+`<tool_call></tool_call>` tags (`<tool_call>` is one special token, id 151657); the local backend instead asks for a
+bare JSON object and constrains it with a grammar. With the tools shown Qwen's way, is `<tool_call>` among the
+model's 20 most likely first answer tokens (read before the grammar, llama.cpp's `n_probs`)? Prompts: lesson 06's
+first turn on the 90 development queries and lesson 04's on-demand first turn on the development bakery requests.
+It writes data/measured/native_format_dev.json (every prompt's top candidates) and prints the summary. The test
+sets are not used.
+
+`--out DIR` writes the record elsewhere (a smoke test writes into a temporary folder); `--limit N` runs only the
+first N requests or queries of each file.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import math
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from google import genai
+from google.genai import types
+from tqdm.auto import tqdm
+
+from course_utils.bakery_eval import MEASURED_DIR
+from course_utils.paths import DATA_DIR, REPO_ROOT, SKILLS_DIR
+
+BAKERY_DIR = MEASURED_DIR
+ABSTENTION_DIR = DATA_DIR / "measured" / "abstention_dev"
+NATIVE_FORMAT_DIR = DATA_DIR / "measured"
+NATIVE_FORMAT_FILE = "native_format_dev.json"
+DEV_QUERY_FILES = ("trigger_dev.yaml", "trigger_dev_fr.yaml")
+TOOL_CALL = "<tool_call>"
+CANDIDATES = 20
+TOOL_POLICIES = ("none", "one-step-at-a-time")
+
+
+class Refused(Exception):
+    """The command will not run: a record would be overwritten, or the test split looked at twice."""
+
+
+def _shown(path: Path) -> str:
+    """A path relative to the repository when it is inside it."""
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def _client(args: argparse.Namespace, backend: str) -> genai.Client:
+    """The client handed in (a test's stand-in), else the one `make_client(backend)` picks."""
+    if getattr(args, "client", None) is not None:
+        return args.client
+    from course_utils.backend.client import make_client
+
+    return make_client(backend)
+
+
+# ---------------------------------------------------------------- measure bakery
+
+
+def bakery_record_name(split: str, label: str = "") -> str:
+    """The file a bakery record of `split` with `label` is written to."""
+    return f"{split}_{label}.json" if label else f"{split}.json"
+
+
+def refuse_a_second_look(requests: Sequence, folders: Sequence[Path]) -> None:
+    """Raise Refused when a record in one of `folders` already holds a run of one of these test requests."""
+    from course_utils.bakery_eval import read_record
+
+    ids = {r.id for r in requests}
+    for folder in dict.fromkeys(Path(f).resolve() for f in folders):
+        for path in sorted(folder.glob("*.json")):
+            if ids & {c.request for c in read_record(path)[1]}:
+                raise Refused(f"{_shown(path)} already holds runs of the test split: a test split is run once. "
+                              "Compare harness changes on dev; write a fresh test split for another look.")
+
+
+def bakery(args: argparse.Namespace) -> int:
+    from course_utils.agent import build_harness
+    from course_utils.backend.client import backend_of
+    from course_utils.bakery import ANSWERING_TOOLS, ASSISTANT_PREAMBLE, NONE_CHOICE, bakery_tools
+    from course_utils.bakery_eval import MAX_OUTPUT_TOKENS, MAX_TURNS, SEEDING, load_requests, run_all, summarize
+    from course_utils.skills import SkillLoader
+    from course_utils.tool_policy import one_step_at_a_time
+
+    out = args.out or BAKERY_DIR
+    path = out / bakery_record_name(args.split, args.label)
+    if path.exists():
+        raise Refused(f"{_shown(path)} exists: a record is never overwritten; give a new --label.")
+    if args.samples < 0:
+        raise Refused("--samples must be 0 (one greedy run) or more")
+    requests = load_requests(split=args.split)[:args.limit]
+    if args.split == "test":
+        refuse_a_second_look(requests, [out, BAKERY_DIR])
+    client = _client(args, args.backend)
+    bakery_skills = SkillLoader.from_root(SKILLS_DIR / "bakery")
+    harnesses = {m: build_harness(m, bakery_skills, ASSISTANT_PREAMBLE, *bakery_tools(), none_choice=NONE_CHOICE)
+                 for m in args.modes.split(",")}
+    policy = {"one-step-at-a-time": one_step_at_a_time}.get(args.tool_policy)
+    seeds = list(range(1, args.samples + 1)) or [None]
+    checklists = run_all(harnesses, client, requests, seeds=seeds,
+                         temperature=args.temperature, progress=lambda jobs: tqdm(jobs, desc="runs"),
+                         max_turns=MAX_TURNS, max_output_tokens=MAX_OUTPUT_TOKENS, refuse_repeats=True,
+                         stop_at_tools=ANSWERING_TOOLS, **({"tool_policy": policy} if policy else {}))
+    backend = backend_of(client)
+    record = {"backend": backend.name, "model": backend.generation_label(),
+              "date": datetime.date.today().isoformat(), "split": args.split,
+              "seeds": seeds, "seeding": SEEDING if args.samples else None,
+              "temperature": args.temperature if args.samples else None,
+              "max_turns": MAX_TURNS, "max_output_tokens": MAX_OUTPUT_TOKENS, "stop_at_tools": list(ANSWERING_TOOLS),
+              "none_choice": NONE_CHOICE, "tool_policy": args.tool_policy,
+              "checklists": [c.to_dict() for c in checklists]}
+    out.mkdir(parents=True, exist_ok=True)
+    with path.open("x", encoding="utf-8") as file:  # "x": never over a record written meanwhile
+        file.write(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    for row in summarize(checklists):
+        print({k: (v.format("runs") if hasattr(v, "format") and not isinstance(v, str) else v) for k, v in row.items()})
+    for c in checklists:
+        print(f"{c.mode:11} {c.request:24} skills={c.skills} cal={c.calendar_right} "
+              f"facts={sum(c.facts.values())}/{len(c.facts)} err={c.error} | {c.answer[:160]!r}")
+    print(f"wrote {_shown(path)}")
+    return 0
+
+
+# ---------------------------------------------------------------- measure abstention
+
+
+def abstention(args: argparse.Namespace) -> int:
+    from course_utils.abstain import TECHNIQUES
+    from course_utils.backend.client import backend_of
+    from course_utils.evaluation import comparison_table, evaluate, run_selector
+    from course_utils.selection import pick_by_model
+    from course_utils.skills import SkillLoader
+
+    techniques = {"model": pick_by_model, **TECHNIQUES}
+    names = args.techniques or list(techniques)
+    unknown = [n for n in names if n not in techniques]
+    if unknown:
+        raise Refused(f"unknown technique {', '.join(unknown)}: choose among {', '.join(techniques)}")
+    out = args.out or ABSTENTION_DIR
+    client = _client(args, args.backend)
+    backend = backend_of(client)
+    workplace = SkillLoader.from_root(SKILLS_DIR / "workplace")
+    queries = [q for name in DEV_QUERY_FILES
+               for q in _load(DATA_DIR / "dev" / name, workplace.names)[:args.limit]]
+    out.mkdir(parents=True, exist_ok=True)
+    reports = []
+    for name in names:
+        technique = techniques[name]
+        report = evaluate(name, run_selector(lambda q: technique(client, workplace, q), queries, name=name))
+        reports.append(report)
+        payload = {"recorded": datetime.date.today().isoformat(), "backend": backend.name,
+                   "generation_model": backend.generation_label(), "decoding": "the selector's own (greedy locally)",
+                   "queries": [f"data/dev/{file}" for file in DEV_QUERY_FILES], "report": report.to_dict()}
+        (out / f"{name}.json").write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
+    print(comparison_table(reports))
+    print(f"wrote {len(reports)} report(s) to {_shown(out)}")
+    return 1 if any(r.errors for r in reports) else 0
+
+
+def _load(path: Path, names: Sequence[str]) -> list:
+    from course_utils.queries import load_queries
+
+    return load_queries(path, names)
+
+
+# ---------------------------------------------------------------- measure native-format
+
+
+def qwen_tools_prompt(declarations: Sequence[Any], allow_text: bool) -> str:
+    """The tools block as Qwen2.5-Instruct's chat template writes it after the system message."""
+    tools = "\n".join(json.dumps({"type": "function", "function": {"name": d.name, "description": d.description,
+                                                                   "parameters": d.parameters}}, ensure_ascii=False)
+                      for d in declarations)
+    return ("# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+            "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
+            f"{tools}\n</tools>\n\nFor each function call, return a json object with function name and arguments "
+            'within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, '
+            '"arguments": <args-json-object>}\n</tool_call>')
+
+
+@contextlib.contextmanager
+def qwen_tools_shown() -> Iterator[None]:
+    """The local backend shows the tools as Qwen's chat template does, for the duration (the grammar that
+    constrains the answer does not change the candidates read before it)."""
+    import course_utils.backend.local.app as app
+
+    before = app.tools_prompt
+    app.tools_prompt = qwen_tools_prompt
+    try:
+        yield
+    finally:
+        app.tools_prompt = before
+
+
+def first_token(client: genai.Client, system: str, tools: list[types.Tool], prompt: str) -> dict:
+    """The model's top first answer tokens for one prompt, with `<tool_call>`'s rank (None: not in the top 20)."""
+    from course_utils.backend.client import GENERATION_MODEL
+
+    config = types.GenerateContentConfig(system_instruction=system, tools=tools, max_output_tokens=1,
+                                         response_logprobs=True, logprobs=CANDIDATES,
+                                         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
+    response = client.models.generate_content(model=GENERATION_MODEL, contents=prompt, config=config)
+    top = [(c.token, c.log_probability) for c in response.candidates[0].logprobs_result.top_candidates[0].candidates]
+    tokens = [token for token, _ in top]
+    return {"prompt": prompt, "top": top, "tool_call_rank": tokens.index(TOOL_CALL) + 1 if TOOL_CALL in tokens else None,
+            "p_json_open": sum(math.exp(lp) for token, lp in top if token.lstrip().startswith("{"))}
+
+
+def native_format(args: argparse.Namespace) -> int:
+    from course_utils.agent import build_harness
+    from course_utils.backend.client import backend_of
+    from course_utils.bakery import ASSISTANT_PREAMBLE, bakery_tools
+    from course_utils.bakery_eval import load_requests
+    from course_utils.selection import ACTIVATE
+    from course_utils.skills import SkillLoader
+
+    path = (args.out or NATIVE_FORMAT_DIR) / NATIVE_FORMAT_FILE
+    with qwen_tools_shown():
+        client = _client(args, "local")  # the question is about the local model's own tag
+        workplace = SkillLoader.from_root(SKILLS_DIR / "workplace")
+        queries = [q.query for name in DEV_QUERY_FILES
+                   for q in _load(DATA_DIR / "dev" / name, workplace.names)[:args.limit]]
+        selection = [first_token(client, workplace.system_instruction(function=ACTIVATE),
+                                 [workplace.tool(ACTIVATE)], q)
+                     for q in tqdm(queries, desc="dev queries")]
+        harness = build_harness("on-demand", SkillLoader.from_root(SKILLS_DIR / "bakery"), ASSISTANT_PREAMBLE,
+                                *bakery_tools())
+        tools = [types.Tool(function_declarations=harness.declarations)]
+        bakery_rows = [first_token(client, harness.system_instruction, tools, r.text)
+                       for r in tqdm(load_requests(split="dev")[:args.limit], desc="dev requests")]
+    rows = selection + bakery_rows
+    summary = {"prompts": len(rows), "tool_call_in_top_20": sum(r["tool_call_rank"] is not None for r in rows),
+               "top_1": sorted({r["top"][0][0] for r in rows}),
+               "median_p_json_open": sorted(r["p_json_open"] for r in rows)[len(rows) // 2]}
+    backend = backend_of(client)
+    record = {"recorded": datetime.date.today().isoformat(), "backend": backend.name,
+              "model": backend.generation_label(), "candidates": CANDIDATES, "summary": summary,
+              "selection": selection, "bakery": bakery_rows}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(json.dumps(summary, ensure_ascii=False))
+    print(f"wrote {_shown(path)}")
+    return 0
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def _refusing(func):
+    """The command, with a refusal printed as one line on stderr and exit code 2."""
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except Refused as refusal:
+            import sys
+
+            print(f"measure {args.measure_command}: refused: {refusal}", file=sys.stderr)
+            return 2
+    return run
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `measure` subcommand (bakery, abstention, native-format) to the command line."""
+    measure = sub.add_parser("measure", help="make the records the lessons read (data/measured/)")
+    actions = measure.add_subparsers(dest="measure_command", required=True)
+
+    command = actions.add_parser("bakery", help="the bakery agent on a split of data/bakery_requests.yaml, "
+                                               "every run's checklist recorded (lesson 04)")
+    command.add_argument("split", choices=["dev", "test"])
+    command.add_argument("--modes", default="on-demand", help="comma-separated: all, on-demand, filesystem "
+                                                             "(default on-demand)")
+    command.add_argument("--samples", type=int, default=0, help="sampled runs per request (0: one greedy run)")
+    command.add_argument("--temperature", type=float, default=0.7, help="of the sampled runs (default 0.7)")
+    command.add_argument("--label", default="", help="the record is <split>_<label>.json (none: <split>.json)")
+    command.add_argument("--tool-policy", choices=TOOL_POLICIES, default="none",
+                         help="the per-turn tool_config the harness sends (default none, as every record so far)")
+    command.add_argument("--backend", choices=("auto", "local", "gemini"), default="auto")
+    command.add_argument("--out", type=Path, help=f"where the record goes (default {_shown(BAKERY_DIR)})")
+    command.add_argument("--limit", type=int, help="only the first N requests of the split")
+    command.set_defaults(func=_refusing(bakery))
+
+    command = actions.add_parser("abstention", help="the abstaining selectors on the development queries "
+                                                   "(lesson 06)")
+    command.add_argument("techniques", nargs="*", metavar="TECHNIQUE",
+                         help="model and the techniques of course_utils.abstain (default: all of them)")
+    command.add_argument("--backend", choices=("auto", "local", "gemini"), default="auto")
+    command.add_argument("--out", type=Path, help=f"where the reports go (default {_shown(ABSTENTION_DIR)})")
+    command.add_argument("--limit", type=int, help="only the first N queries of each development file")
+    command.set_defaults(func=_refusing(abstention))
+
+    command = actions.add_parser("native-format", help="is the local model's own <tool_call> tag among its top "
+                                                      "first tokens? (development prompts)")
+    command.add_argument("--out", type=Path,
+                         help=f"where {NATIVE_FORMAT_FILE} goes (default {_shown(NATIVE_FORMAT_DIR)})")
+    command.add_argument("--limit", type=int, help="only the first N queries of each file and N bakery requests")
+    command.set_defaults(func=_refusing(native_format))
+
+
+def main(argv: Sequence[str], client: genai.Client | None = None) -> int:
+    """`python -m course_utils measure …` with `argv` after `measure`; `client` replaces the backend
+    `make_client` would pick (a test hands in the scripted stand-in)."""
+    parser = argparse.ArgumentParser(prog="python -m course_utils")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["measure", *argv])
+    args.client = client
+    return args.func(args)
