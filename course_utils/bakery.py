@@ -157,8 +157,8 @@ def check_calendar(day: str, line: str, *, today: date = TODAY, path: str | Path
     first, last = min(data["days"]), max(data["days"])
     label = day_label(when, today)
     if when < today:
-        # Not today's date: sampled runs that invented a year for an ISO date copied it from here and checked a
-        # closed Monday (dev row 19); the customer's own words are what resolve_day reads best.
+        # A past date is usually a year the model made up for an ISO date: the error asks for the customer's own
+        # words, which resolve_day reads best.
         return f"Error: {label} is in the past. Call check_calendar again with the day copied word for word from the customer's message."
     entry = data["days"].get(when.isoformat())
     if entry is None:

@@ -119,7 +119,7 @@ def calendar_checked(result: AgentResult, expected: Iterable[tuple[str, str]]) -
     calendar itself), asked for one of the expected (day, line) pairs (weekday names resolved)."""
     wanted = {(day, line) for day, line in expected}
     orders = [args if "line" in args else {**args, "line": allergy_line(bool(args.get("nut_allergy")))}
-              for args in result.calls("cake_quote")]  # orders recorded before row 30 name the line
+              for args in result.calls("cake_quote")]  # older records' orders name the line themselves
     for arguments in [*result.calls("check_calendar"), *orders]:
         try:
             day = resolve_day(str(arguments.get("day", ""))).isoformat()
