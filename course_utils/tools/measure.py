@@ -1,7 +1,7 @@
 """`python -m course_utils measure …`: the measurements the lessons read, each written as a record.
 
-    python -m course_utils measure bakery dev --label active-results
-    python -m course_utils measure bakery test --modes all,on-demand,filesystem --samples 2
+    python -m course_utils measure bakery dev --label my-change
+    python -m course_utils measure bakery test --modes all,on-demand,filesystem --samples 2 --label fresh
     python -m course_utils measure abstention model none-option reason-then-none gate examples agreement-3
     python -m course_utils measure native-format
 
