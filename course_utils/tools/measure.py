@@ -6,8 +6,8 @@
     python -m course_utils measure native-format
 
 `bakery` runs each request of a split of data/bakery_requests.yaml through each mode of `build_harness` (the loop
-with `refuse_repeats=True` and `stop_at_tools=ANSWERING_TOOLS`, as lesson 04 runs it; `--tool-policy
-one-step-at-a-time` adds the per-turn policy lessons 03 and 04 send) on the backend `make_client()` picks: once
+with `tool_policy=one_step_at_a_time`, `refuse_repeats=True` and `stop_at_tools=ANSWERING_TOOLS`, as lesson 04
+runs it; `--tool-policy none` leaves the policy out) on the backend `make_client()` picks: once
 greedily (`--samples 0`), or `--samples N` times at `--temperature` (run k of a request seeded with
 `run_seed(request, k)`, k = 1…N). It writes data/measured/bakery/<split>_<label>.json (the backend, the date, the
 settings and every checklist) and prints the summary. A record is never overwritten. Lesson 04 reads test.json, a
@@ -300,8 +300,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     command.add_argument("--samples", type=int, default=0, help="sampled runs per request (0: one greedy run)")
     command.add_argument("--temperature", type=float, default=0.7, help="of the sampled runs (default 0.7)")
     command.add_argument("--label", default="", help="the record is <split>_<label>.json (none: <split>.json)")
-    command.add_argument("--tool-policy", choices=TOOL_POLICIES, default="none",
-                         help="the per-turn tool_config the harness sends (default none, as every record so far)")
+    command.add_argument("--tool-policy", choices=TOOL_POLICIES, default="one-step-at-a-time",
+                         help="the per-turn tool_config the harness sends (default one-step-at-a-time, as lessons 03 "
+                              "and 04 run it; none: records made before the policy moved into the harness)")
     command.add_argument("--backend", choices=("auto", "local", "gemini"), default="auto")
     command.add_argument("--out", type=Path, help=f"where the record goes (default {_shown(BAKERY_DIR)})")
     command.add_argument("--limit", type=int, help="only the first N requests of the split")
