@@ -53,7 +53,7 @@ def test_measure_bakery_writes_a_record(tmp_path, capsys):
     assert set(record) == {"backend", "model", "date", "split", "seeds", "seeding", "temperature", "max_turns",
                            "max_output_tokens", "stop_at_tools", "none_choice", "tool_policy", "checklists"}
     assert (record["backend"], record["split"], record["seeds"], record["tool_policy"]) == ("scripted", "dev", [None],
-                                                                                           "none")
+                                                                                           "one-step-at-a-time")
     settings, checklists = read_record(path)  # what lesson 04 reads
     assert [(c.mode, c.request) for c in checklists] == [(m, r.id) for m in ("on-demand", "all")
                                                           for r in dev_requests(2)]
