@@ -175,6 +175,8 @@ DEFINITIONS = {  # pattern: why it is no measurement. Removed from a sentence be
     r"\b8,192 tokens": "the local model's context window (local.llm.CONTEXT_TOKENS)",
     r"\b\d+ of (?:the )?(?:30|45|90)\b(?= (?:queries|English|French))": "a query set's size and make-up",
     r"(?:section |lesson |§ ?|^#+ )\d+(?:\.\d+)+": "a section number",
+    r"^\*\*Time:\*\*[^.]*": "the time a lesson states at its top, to read and run it (docs/lab/course-times.md "
+                              "holds the measured run times)",
 }
 FENCED = re.compile(r"```.*?```", re.S)
 INLINE_CODE = re.compile(r"`[^`\n]*`")
