@@ -11,16 +11,26 @@ from course_utils.backend.local.llm import default_llm_name
 from course_utils.backend.local.models import FETCH_COMMAND, status
 
 
-def _refuse(*args, **kwargs):
-    raise OSError("network access is blocked in this test (no_network fixture)")
+_LOOPBACK = ("127.0.0.1", "::1", "localhost")
+_CONNECT, _CONNECT_EX, _CREATE_CONNECTION = socket.socket.connect, socket.socket.connect_ex, socket.create_connection
+
+
+def _guarded(original, address_at: int):
+    def guard(*args, **kwargs):
+        address = args[address_at]
+        if isinstance(address, tuple) and address[0] in _LOOPBACK:
+            return original(*args, **kwargs)
+        raise OSError("network access is blocked in this test (no_network fixture)")
+    return guard
 
 
 @pytest.fixture
 def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail any attempt to open a network connection."""
-    monkeypatch.setattr(socket.socket, "connect", _refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", _refuse)
-    monkeypatch.setattr(socket, "create_connection", _refuse)
+    """Fail any attempt to open a network connection. Loopback stays open: the local model's llama.cpp server
+    listens there (tokens counted, prompt prefixes saved and restored)."""
+    monkeypatch.setattr(socket.socket, "connect", _guarded(_CONNECT, 1))
+    monkeypatch.setattr(socket.socket, "connect_ex", _guarded(_CONNECT_EX, 1))
+    monkeypatch.setattr(socket, "create_connection", _guarded(_CREATE_CONNECTION, 0))
 
 
 @pytest.fixture(scope="session")

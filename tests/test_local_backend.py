@@ -465,53 +465,70 @@ def test_the_weights_are_not_kept_twice_in_memory():
     """llama.cpp's repacked copy of the mmap'd weights doubled their resident size (issue #16's peak memory)."""
     import xllamacpp
 
-    from course_utils.backend.local.llm import LocalLLM
+    from course_utils.backend.local.llm import llama_params
 
-    llm = LocalLLM.__new__(LocalLLM)
-    llm.path, llm.context, llm._prefixes = "model.gguf", 8192, None
-    params = llm._params(xllamacpp)
+    params = llama_params(xllamacpp, "model.gguf", 8192, None)
     assert params.no_extra_bufts is True and params.n_ctx == 8192
 
 
-def recording_llm():
-    """A `LocalLLM` whose llama.cpp is replaced: its `requests` list what `chat` would send to it."""
-    import threading
+class RecordingServer:
+    """llama.cpp replaced: `computed` lists the prefill pieces, `requests` the answers' requests; a token is a
+    character; `refuse` makes it refuse everything."""
 
+    build = "test"
+
+    def __init__(self) -> None:
+        self.computed: list[str] = []
+        self.requests: list[dict] = []
+        self.refuse = False
+
+    def complete(self, request: dict) -> dict:
+        prompt = request["prompt"]
+        self.computed.append(prompt) if prompt.endswith(SENTINEL) else self.requests.append(request)
+        if self.refuse:
+            return {"error": {"type": "server_error", "message": "refused"}}
+        return {"choices": [{"text": "ok", "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
+
+    def tokenize(self, text: str) -> list[int]:
+        return [ord(c) for c in text]
+
+
+def recording_llm(context: int = 8192):
+    """A `LocalLLM` talking to a `RecordingServer` (its `server`)."""
     from course_utils.backend.local.llm import LocalLLM
     from course_utils.backend.local.models import DEFAULT_MODEL
 
-    llm = LocalLLM.__new__(LocalLLM)
-    llm.name, llm.context, llm._build, llm._prefixes, llm._lock = DEFAULT_MODEL, 8192, "test", None, threading.Lock()
-    llm._pieces, llm._dirty, llm._on_disk, llm._answered = [], False, set(), None
-    llm.requests = []
-    llm._compute = lambda prompt: None
-    llm._complete = lambda request: llm.requests.append(request) or {
-        "choices": [{"text": "ok", "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
-    return llm
+    return LocalLLM(DEFAULT_MODEL, RecordingServer(), context=context)
 
 
-def test_resume_continues_the_last_answer_only_for_the_same_messages() -> None:
-    llm = recording_llm()
-    computed = []
-    llm._compute = computed.append
+def test_each_request_cuts_the_last_answer_off_at_its_messages_checkpoint() -> None:
+    from course_utils.backend.local.llm import LLMError
+
+    llm, system = recording_llm(), ("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+                                    "assistant.<|im_end|>\n")
     hello, bye = [{"role": "user", "content": "hello"}], [{"role": "user", "content": "bye"}]
     llm.chat(hello)
-    before = len(computed)
-    llm.chat(hello, resume=True)
-    assert len(computed) == before  # nothing cut off or computed: llama.cpp continues what the cache holds
-    llm.chat(bye, resume=True)
-    assert len(computed) > before  # other messages: the last answer is cut off and the new piece computed
-    before = len(computed)
-    llm.chat(bye)
-    assert computed[before:] == ["<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
-                                 "assistant.<|im_end|>\n<|im_start|>user\nbye<|im_end|>\n" + SENTINEL]  # the cut
-    llm._complete = lambda request: (_ for _ in ()).throw(RuntimeError("refused"))
-    with pytest.raises(RuntimeError):
+    assert llm.server.computed == [system + SENTINEL, system + "<|im_start|>user\nhello<|im_end|>\n" + SENTINEL]
+    before = len(llm.server.computed)
+    llm.chat(hello)
+    assert llm.server.computed[before:] == [system + "<|im_start|>user\nhello<|im_end|>\n" + SENTINEL]  # the cut
+    llm.server.refuse = True
+    with pytest.raises(LLMError, match="refused"):
         llm.chat(bye)
-    before = len(computed)
-    llm._complete = lambda request: {"choices": [{"text": "ok"}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
-    llm.chat(bye, resume=True)
-    assert len(computed) > before  # after a failed request nothing is continued
+    llm.server.refuse = False
+    before = len(llm.server.computed)
+    llm.chat(bye)
+    assert llm.server.computed[before:] == [system + SENTINEL, system + "<|im_start|>user\nbye<|im_end|>\n" + SENTINEL]
+
+
+def test_tokens_are_counted_by_the_tokenizer_and_an_overlong_prompt_is_refused_before_any_request() -> None:
+    from course_utils.backend.local.llm import render_chatml
+
+    llm, messages = recording_llm(context=200), [{"role": "user", "content": "hello"}]
+    assert llm.count_tokens(messages) == len(render_chatml(messages)[0])
+    with pytest.raises(ContextOverflow, match=r"The input has \d{3} tokens; the local model.s context is 200 tokens"):
+        llm.chat([{"role": "user", "content": "x" * 200}])
+    assert llm.server.requests == llm.server.computed == []
 
 
 def test_top_p_and_top_k_reach_llama_cpp_only_when_a_request_sets_them() -> None:
@@ -520,7 +537,7 @@ def test_top_p_and_top_k_reach_llama_cpp_only_when_a_request_sets_them() -> None
     llm.chat(messages)
     llm.chat(messages, temperature=0.7, seed=1)
     llm.chat(messages, temperature=0.7, seed=1, top_p=0.5, top_k=3)
-    greedy, default, chosen = llm.requests
+    greedy, default, chosen = llm.server.requests
     assert greedy["temperature"] == 0.0 and default["temperature"] == 0.7
     assert not {"top_p", "top_k"} & (greedy.keys() | default.keys())  # llama.cpp's own defaults
     assert (chosen["top_p"], chosen["top_k"]) == (0.5, 3)

@@ -7,39 +7,46 @@ exactly as a computed one.
 from __future__ import annotations
 
 import os
-import threading
 import time
 
 import pytest
 
 from course_utils.backend.local import prefixes
-from course_utils.backend.local.llm import SENTINEL, LocalLLM, render_chatml
+from course_utils.backend.local.llm import SENTINEL, LLMError, LocalLLM, render_chatml
 from course_utils.backend.local.models import DEFAULT_MODEL
 from course_utils.backend.local.prefixes import PrefixFolder, prefix_dir, prefix_name
 
 SYSTEM = "You pick skills.\n\n" + "- a-skill: does a thing\n" * 120  # longer than MIN_PREFIX_CHARS
 
 
-class FakeServerLLM(LocalLLM):
-    """A LocalLLM whose llama.cpp is fake: `computed` lists the prompts computed, `slots` the save/restore calls."""
+class FakeServer:
+    """llama.cpp replaced: `computed` lists the prompts computed, `slots` the save/restore calls."""
 
-    def __init__(self, folder: PrefixFolder | None, refuse_restore: bool = False) -> None:
-        self.name, self.context, self._build = DEFAULT_MODEL, 8192, "test-build"
-        self._prefixes, self._lock = folder, threading.Lock()
-        self._pieces, self._dirty, self._on_disk, self._answered = [], False, set(), None
+    build = "test-build"
+
+    def __init__(self, folder: PrefixFolder | None, refuse_restore: bool) -> None:
+        self.folder, self.refuse_restore = folder, refuse_restore
         self.computed: list[str] = []
         self.slots: list[tuple[str, str]] = []
-        self.refuse_restore = refuse_restore
 
-    def _compute(self, prompt: str) -> None:
-        self.computed.append(prompt)
+    def complete(self, request: dict) -> dict:
+        self.computed.append(request["prompt"])
+        return {"choices": [{"text": ""}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
 
-    def _slot(self, action: str, filename: str) -> bool:
+    def slot(self, action: str, filename: str) -> None:
         self.slots.append((action, filename))
         if action == "save":
-            (self._prefixes.folder / filename).write_bytes(b"kv of " + filename.encode())
-            return True
-        return not self.refuse_restore
+            (self.folder.folder / filename).write_bytes(b"kv of " + filename.encode())
+        elif self.refuse_restore:
+            raise LLMError("llama.cpp refused POST /slots/0?action=restore: 400 invalid slot save file")
+
+
+class FakeServerLLM(LocalLLM):
+    """A LocalLLM talking to a `FakeServer`; `computed` and `slots` are the server's."""
+
+    def __init__(self, folder: PrefixFolder | None, refuse_restore: bool = False) -> None:
+        super().__init__(DEFAULT_MODEL, FakeServer(folder, refuse_restore), folder)
+        self.computed, self.slots = self.server.computed, self.server.slots
 
     def ask(self, query: str, system: str = SYSTEM) -> list[str]:
         """Prefill one decision's prompt; returns its checkpoint prefixes."""
@@ -96,23 +103,22 @@ def test_a_file_llama_cpp_refuses_is_deleted_and_the_cache_emptied_before_comput
     first = FakeServerLLM(PrefixFolder(tmp_path))
     first.ask("one")  # saved
     fresh = FakeServerLLM(PrefixFolder(tmp_path), refuse_restore=True)
-    fresh.ask("three")
+    with pytest.warns(UserWarning, match="deleted and is computed instead: .*invalid slot save file"):
+        fresh.ask("three")
     assert [action for action, _ in fresh.slots] == ["restore", "save"]  # refused, deleted, computed, saved anew
     assert fresh.computed[0] == SENTINEL  # whatever the failed restore left is emptied first
     assert system_computed(fresh)
 
 
 def test_after_a_refused_restore_every_piece_is_computed_from_an_empty_cache(tmp_path):
-    """Even when the cache held pieces in common with the new system message (a shared first paragraph)."""
-    shared = "Shared instructions. " * 30 + "\n\n"  # long enough to end a piece of its own
-    first = FakeServerLLM(PrefixFolder(tmp_path))
-    first.ask("a", shared + SYSTEM)  # saved
-    fresh = FakeServerLLM(PrefixFolder(tmp_path), refuse_restore=True)
-    fresh.ask("q", shared + "another catalog")  # the cache now holds `shared` as its first piece
-    fresh.computed.clear()
-    checkpoints = fresh.ask("c", shared + SYSTEM)
-    assert [action for action, _ in fresh.slots][-2:] == ["restore", "save"]
-    assert fresh.computed == [SENTINEL] + [checkpoint + SENTINEL for checkpoint in checkpoints]
+    """Even when the cache held the same system message: what a refused restore leaves is unknown."""
+    llm = FakeServerLLM(PrefixFolder(tmp_path), refuse_restore=True)
+    llm.ask("q")  # computed and saved
+    llm.computed.clear()
+    with pytest.warns(UserWarning, match="invalid slot save file"):
+        checkpoints = llm.ask("c")  # the cut after the system message is a restore: refused
+    assert [action for action, _ in llm.slots] == ["save", "restore", "save"]  # deleted, computed, saved anew
+    assert llm.computed == [SENTINEL] + [checkpoint + SENTINEL for checkpoint in checkpoints]
 
 
 def test_a_short_system_message_is_never_saved(tmp_path):

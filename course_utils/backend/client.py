@@ -2,7 +2,9 @@
 
 The local client is a real ``genai.Client`` whose HTTP goes to an in-process app
 (``course_utils.backend.local.app``) through httpx's WSGI transport (sync) and ASGI transport
-(``client.aio``). No socket is opened, so learner code is identical in both modes.
+(``client.aio``), so learner code is identical in both modes. Its requests never touch the network; the local
+model's llama.cpp server also listens on 127.0.0.1, where the backend counts tokens and saves and restores prompt
+prefixes (``course_utils.backend.local.llm``). Nothing leaves the machine.
 """
 
 from __future__ import annotations

