@@ -45,9 +45,11 @@ eval: setup
 	$(PY) -m course_utils eval-trigger --selectors model,model-abstain,similarity,hybrid --queries data/trigger_eval.yaml --json build/eval_en.json --plot build/figures/eval_en.png
 	$(PY) -m course_utils eval-trigger --selectors model,model-abstain,similarity,hybrid --queries data/trigger_eval_fr.yaml --json build/eval_fr.json --plot build/figures/eval_fr.png
 
-# The whole suite, as CI runs it (.ci/run) from a clean clone.
+# The whole suite, as CI runs it (.ci/run) from a clean clone: every tier (`-m ""` replaces the fast-tier
+# selection pyproject.toml gives plain `pytest`), 1800 s per test unless a test says otherwise, then the linter.
 test: setup-test
-	$(PY) -m pytest
+	$(PY) -m pytest -m "" --timeout=1800
+	$(PY) -m ruff check .
 
 lab: setup
 	$(PY) -m jupyter lab notebooks

@@ -6,8 +6,9 @@ pyproject.toml, so a test package slipped into the `local` or `course` extra fai
 """
 from __future__ import annotations
 
-import re
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import tomllib
@@ -58,9 +59,27 @@ def test_the_course_commands_install_no_test_tooling(target, tmp_path):
 
 def test_make_test_adds_the_test_tooling_and_the_browser_then_runs_the_suite(tmp_path):
     commands = dry_run("test", tmp_path)
-    assert {"playwright", "atheris", "hypothesis", "pytest", "jupyterlab", "xllamacpp"} <= installed(commands)
+    assert {"playwright", "atheris", "hypothesis", "pytest", "jupyterlab", "xllamacpp", "ruff"} <= installed(commands)
     assert "models fetch" in commands and "scripts/ensure_chromium.sh" in commands
-    assert commands.strip().splitlines()[-1].endswith("-m pytest")
+
+
+def pytest_selection(command: str) -> list[str]:
+    """The arguments of one `python -m pytest …` line, with pyproject's addopts first, as pytest reads them."""
+    addopts = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
+    return shlex.split(addopts) + shlex.split(command.split("-m pytest", 1)[1])
+
+
+def test_make_test_runs_every_tier_and_the_linter(tmp_path):
+    """Plain `pytest` runs the fast tier only; `make test` (CI) must select every marker back, then run ruff."""
+    lines = dry_run("test", tmp_path).strip().splitlines()
+    suite = [line for line in lines if "-m pytest" in line]
+    assert len(suite) == 1, lines
+    args = pytest_selection(suite[0])
+    marks = [args[i + 1] for i, arg in enumerate(args) if arg == "-m"]
+    assert marks and marks[-1] == "", f"the last -m wins, and it must select every tier: {marks}"
+    timeouts = [int(arg.split("=")[1]) for arg in args if arg.startswith("--timeout=")]
+    assert timeouts and timeouts[-1] >= 1500, "the slow tiers need more than the fast tier's per-test timeout"
+    assert any(re.search(r"-m ruff check \.$", line) for line in lines[lines.index(suite[0]):]), lines
 
 
 def test_make_fuzz_installs_the_fuzz_extra(tmp_path):

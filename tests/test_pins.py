@@ -7,6 +7,9 @@ from course_utils.paths import REPO_ROOT
 
 COURSE_EXTRAS = ("local", "course")
 """What `make course` installs besides the dependencies; `make test` adds the other extras (dev, fuzz)."""
+ALSO_IN_ENVIRONMENT = ("ruff",)
+"""Test tooling environment.yml installs as well, at the `dev` extra's pin: the linter, so that a contributor's
+`ruff check .` finds what CI finds."""
 
 
 def test_every_dependency_is_pinned_exactly():
@@ -19,6 +22,8 @@ def test_environment_yml_pins_what_the_course_needs_as_pyproject_does():
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
     course = set(project["dependencies"]).union(*(extras[name] for name in COURSE_EXTRAS))
+    course |= {pin for pin in extras["dev"] if pin.split("==")[0] in ALSO_IN_ENVIRONMENT}
+    assert len(course & set(extras["dev"])) == len(ALSO_IN_ENVIRONMENT), "each tool named is pinned in `dev`"
     environment = yaml.safe_load((REPO_ROOT / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
     assert set(pip_section) - {"-e ."} == course
