@@ -84,8 +84,9 @@ def _name_choice(loader: SkillLoader, reason: bool) -> types.FunctionDeclaration
         properties["reason"] = types.Schema(
             type=types.Type.STRING, max_length=REASON_CHARS,
             description="One sentence: the 'Use when' or 'Not for' line that decides, and why.")
-    properties["name"] = types.Schema(type=types.Type.STRING, enum=[*loader.names, NONE],
-                                      description=f'The skill\'s name, or "{NONE}" when no skill is made for the request.')
+    properties["name"] = types.Schema(
+        type=types.Type.STRING, enum=[*loader.names, NONE],
+        description=f'The skill\'s name, or "{NONE}" when no skill is made for the request.')
     return types.FunctionDeclaration(
         name=ACTIVATE, description="Activate the skill made for the request, or none.",
         parameters=types.Schema(type=types.Type.OBJECT, properties=properties, required=list(properties),
@@ -170,7 +171,8 @@ def pick_by_agreement(client: genai.Client, loader: SkillLoader, query: str, run
 
 TECHNIQUES: dict[str, Callable[..., Decision]] = {
     "none-option": pick_with_none_option,
-    "reason-then-none": lambda client, loader, query, **kw: pick_with_none_option(client, loader, query, reason=True, **kw),
+    "reason-then-none": lambda client, loader, query, **kw: pick_with_none_option(client, loader, query, reason=True,
+                                                                                  **kw),
     "gate": pick_with_gate,
     "examples": pick_with_examples,
     "agreement-3": pick_by_agreement,
@@ -180,16 +182,12 @@ TECHNIQUES: dict[str, Callable[..., Decision]] = {
 RECOMMENDED = "none-option"
 """The course's recommended small-model selector, `eval-trigger --selectors model-abstain`.
 
-Chosen on data/dev/ (45 EN + 45 FR, workplace catalog; Qwen2.5-Coder-1.5B local, greedy; 2026-11-30) by
-`scripts/compare_abstention.py`, with the rule fixed before the run: the most correct decisions wins among
-techniques whose mean prompt tokens are at most 1.5x the seed selector's; a tie goes to fewer tokens.
-Correct of 90 (must-not declined of 18, mean prompt tokens): none-option 64 (7, 1,498); the seed's
-`pick_by_model` 63 (5, 1,454); examples 62 (5, 1,637); reason-then-none 54 (11, 1,534). none-option
-against the seed: 10 vs 9 discordant queries, exact McNemar p = 1.0 — the rule picks it, the data do
-not show it better. The gate was stopped unfinished: its two alternating prompts evict the local
-backend's single cached prefix, so each decision recomputes the catalog (tens of seconds).
-agreement-3 (3 runs at temperature 0.7) declines the most, 15 of 18, but keeps 36 of 72 positives: 51/90
-at 3x the tokens (4,361), out of the rule's budget."""
+Chosen on the development queries (`data/dev/`, English and French, the workplace catalog, the local model,
+greedy) by a rule fixed before the run: the most correct decisions wins among the techniques whose mean
+prompt tokens stay within 1.5x the seed selector's (`selection.pick_by_model`); a tie goes to fewer tokens.
+none-option wins by that rule without being shown better than the seed. The gate is left out: its two
+alternating prompts evict the local backend's cached prefix, so each decision recomputes the catalog.
+The figures and the records: docs/lab/choices.md and docs/lab/docstring-history.md."""
 
 
 def recommended(client: genai.Client, loader: SkillLoader, query: str, temperature: float | None = None) -> Decision:

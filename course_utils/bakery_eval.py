@@ -174,7 +174,8 @@ def check_run(request: BakeryRequest, mode: str, result: AgentResult, *, sample:
     facts = {name: fact.holds(result.answer) for name, fact in request.facts.items()}
     return Checklist(request.id, mode, sample, loaded, right_skill, len(loaded) != len(set(loaded)), calendar, facts,
                      bool(result.answer.strip()), result.turns, result.total_prompt_tokens, round(seconds, 2),
-                     result.answer, error, [f"{tool}({json.dumps(args, ensure_ascii=False)})" for tool, args in result.tool_calls])
+                     result.answer, error,
+                     [f"{tool}({json.dumps(args, ensure_ascii=False)})" for tool, args in result.tool_calls])
 
 
 def read_record(path: str | Path) -> tuple[dict[str, Any], list[Checklist]]:

@@ -237,10 +237,12 @@ class Report:
             ]
         if self.ranked_first is not None:
             lines.append(f"{pad}scores: min positive {_num(self.min_positive_score)} | max none "
-                         f"{_num(self.max_none_score)} | nearest skill right on {self.ranked_first}/{self.positives} positives")
+                         f"{_num(self.max_none_score)} | nearest skill right on "
+                         f"{self.ranked_first}/{self.positives} positives")
         lines += self.mistake_lines()
         reasons = Counter(e["error"] for e in self.error_reasons)
-        lines += [f"{self.selector}: error on {n} quer{'y' if n == 1 else 'ies'}: {reason}" for reason, n in reasons.items()]
+        lines += [f"{self.selector}: error on {n} quer{'y' if n == 1 else 'ies'}: {reason}"
+                  for reason, n in reasons.items()]
         return "\n".join(lines)
 
 
@@ -380,7 +382,8 @@ def paired_comparison(a_name: str, a: Sequence[Outcome], b_name: str, b: Sequenc
         both_right=right[True, True], only_a_right=right[True, False],
         only_b_right=right[False, True], both_wrong=right[False, False],
         p_value=mcnemar_exact(right[True, False], right[False, True]),
-        discordant=[{"query": x.query.query, "expected": x.query.expected, "decided": {a_name: x.chosen, b_name: y.chosen},
+        discordant=[{"query": x.query.query, "expected": x.query.expected,
+                     "decided": {a_name: x.chosen, b_name: y.chosen},
                      "right": a_name if x.verdict == "correct" else b_name}
                     for x, y in pairs if (x.verdict == "correct") != (y.verdict == "correct")],
     )

@@ -1,7 +1,7 @@
 """A `read_file` tool confined to one folder: how the `filesystem` mode reads skills.
 
-Used by `notebooks/04_three_modes.ipynb` and `05_skills_are_code.ipynb`. The model gets each skill's `SKILL.md` path in the
-catalog and opens it with an ordinary file-reading tool, as coding agents do. A file tool is a
+Used by `notebooks/04_three_modes.ipynb` and `05_skills_are_code.ipynb`. The model gets each skill's `SKILL.md`
+path in the catalog and opens it with an ordinary file-reading tool, as coding agents do. A file tool is a
 door onto the disk, so this one opens only files that, once every symlink and `..` is resolved,
 lie inside its root. Everything it refuses comes back as a string starting with "Error:".
 """

@@ -61,7 +61,8 @@ def _item(raw: object, where: str, known: set[str] | None) -> LabelledQuery:
     if expected is not None and not isinstance(expected, str):
         raise QuerySetError(f"{where}: expected must be a skill name or null")
     if (expected is None) != (kind != "positive"):
-        raise QuerySetError(f"{where}: a {kind} query must have expected: {'a skill name' if kind == 'positive' else 'null'}")
+        wanted = "a skill name" if kind == "positive" else "null"
+        raise QuerySetError(f"{where}: a {kind} query must have expected: {wanted}")
     if known is not None and expected is not None and expected not in known:
         raise QuerySetError(
             f"{where}: expected skill {shown(expected)} is not in the catalog (known: {', '.join(sorted(known))})"

@@ -1,4 +1,5 @@
-"""Catalogs at scale: synthetic skills, what a catalog costs as it grows, similarity over 10,000 skills, and the decision rule.
+"""Catalogs at scale: synthetic skills, what a catalog costs as it grows, similarity over 10,000 skills, and the
+decision rule.
 
 Used in `notebooks/10_at_scale.ipynb`. The synthetic skills are generated from
 templates (domain × artifact × action), are labelled as synthetic in their metadata and their path,
@@ -211,8 +212,8 @@ def cosine_scores(unit_matrix: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     """Cosine of each of `vectors` with each row of `unit_matrix` (rows already unit): (len(vectors), rows).
 
     The product runs on one BLAS thread. It reads the whole matrix once per query, so it is bound by
-    memory, not arithmetic: over 10,014 × 512 on a 2-core machine one thread took 1.2 ms per query,
-    two took 0.4 to 0.8 ms with the other core idle but 8 ms (median) with it busy.
+    memory, not arithmetic: a second thread helps a little when the other core is idle and slows the product
+    several times over when that core is busy, as it is while a lesson or the model runs.
     """
     queries = unit_rows(vectors)
     blas = _blas()
@@ -258,9 +259,9 @@ class IndexCache:
     The files live in `indexes/` under the embedding cache folder (`cache.cache_dir()`). A changed,
     added or reordered text gives another key, so another file: the matrix is computed again. A file
     that cannot be read, or holds anything but the expected matrix, is reported with a warning and
-    rebuilt. The per-text `EmbeddingCache` is not used for these vectors: with 10,014 more vectors of
-    512 numbers its JSON file grew to 106 MB and took 5.0 s to read, in every lesson that opens it,
-    against 0.03 to 0.1 s for this 20.5 MB matrix (random vectors, a 2-core machine, 2026-11-30).
+    rebuilt. The per-text `EmbeddingCache` is not used for these vectors: ten thousand more vectors would
+    make its JSON file about five times larger and some fifty times slower to read, in every lesson that
+    opens it, than one binary matrix (docs/lab/docstring-history.md).
     """
 
     def __init__(self, backend: str, model: str, folder: Path | None = None):

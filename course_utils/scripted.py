@@ -102,7 +102,8 @@ class ScriptedBackend:
             row = np.asarray(row, dtype=float)
             rest = 1.0 - float(row @ row)
             if rest < 0:
-                raise ValueError(f"the scores of {query!r} cannot be cosines of unit vectors (their squares sum over 1)")
+                raise ValueError(f"the scores of {query!r} cannot be cosines of unit vectors "
+                                 "(their squares sum over 1)")
             self._vectors[query_text(query)] = self._vectors[query] = np.append(row, np.sqrt(rest))
 
     def client(self) -> genai.Client:
@@ -148,7 +149,8 @@ class ScriptedBackend:
                 return httpx.Response(200, json={"embedding": {"values": vectors[0]}})
             return httpx.Response(200, json={"embeddings": [{"values": v} for v in vectors]})
         error = {"code": 404, "status": "NOT_FOUND",
-                 "message": f"the scripted stand-in answers generateContent and embeddings only, not {method or request.url.path}"}
+                 "message": "the scripted stand-in answers generateContent and embeddings only, "
+                            f"not {method or request.url.path}"}
         return httpx.Response(404, json={"error": error})
 
     def _embed_request(self, texts: list[str]) -> list[list[float]]:

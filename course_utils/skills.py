@@ -315,7 +315,8 @@ then follow the instructions it returns. If no skill matches, {decline}.
 {catalog}
 </available-skills>"""
 
-DECLINE = {False: "do not call {function}: answer directly", True: 'call {function} with "{none}", then answer directly'}
+DECLINE = {False: "do not call {function}: answer directly",
+           True: 'call {function} with "{none}", then answer directly'}
 """What the catalog asks when no skill matches: answer without the load tool, or load the name `none` (see
 `function_declaration`)."""
 

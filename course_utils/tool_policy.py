@@ -9,11 +9,11 @@ tool result (`run_agent(..., refuse_repeats=True)`).
 
 `one_step_at_a_time` is the policy lessons 03 and 04 run:
 
-| when | mode | allowed |
-|---|---|---|
-| before any call, a selection is declared (`load_skill` with an enum of names) | VALIDATED (ANY if "none" is a name) | the selections |
-| later | VALIDATED | every function except a selection already made, a function whose latest call succeeded (its result is above: act on it) and one whose last two calls failed |
-| later, nothing left to call | NONE | — |
+- before any call, when a selection is declared (`load_skill` with an enum of names): mode VALIDATED (ANY if "none"
+  is a name), only the selections allowed;
+- later: mode VALIDATED, every function allowed except a selection already made, a function whose latest call
+  succeeded (its result is above: act on it) and one whose last two calls failed;
+- later, nothing left to call: mode NONE.
 """
 from __future__ import annotations
 

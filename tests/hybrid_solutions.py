@@ -177,7 +177,8 @@ def estimated_tokens(client, loader, selector, query, k=3):
     start = time.perf_counter()
     shortlist = loader.subset(_nearest(selector, query, k))
     decision = pick_by_model(client, shortlist, query)
-    return Decision(decision.skill, estimate_tokens(shortlist.system_instruction() + query), time.perf_counter() - start)
+    tokens = estimate_tokens(shortlist.system_instruction() + query)
+    return Decision(decision.skill, tokens, time.perf_counter() - start)
 
 
 def tokens_plus_embedding(client, loader, selector, query, k=3):
@@ -192,7 +193,8 @@ def model_seconds_only(client, loader, selector, query, k=3):
 def reads_the_global_loader(client, loader, selector, query, k=3):
     start = time.perf_counter()
     names = _nearest(selector, query, k)
-    return dataclasses.replace(pick_by_model(client, WORKPLACE.subset(names), query), seconds=time.perf_counter() - start)
+    decision = pick_by_model(client, WORKPLACE.subset(names), query)
+    return dataclasses.replace(decision, seconds=time.perf_counter() - start)
 
 
 def shrinks_the_loader(client, loader, selector, query, k=3):
@@ -262,7 +264,8 @@ def embeds_descriptions_each_call(client, loader, selector, query, k=3):
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     cosines = unit[:-1] @ unit[-1]
     shortlist = [names[i] for i in np.argsort(-cosines, kind="stable")[:k]]
-    return dataclasses.replace(pick_by_model(client, loader.subset(shortlist), query), seconds=time.perf_counter() - start)
+    decision = pick_by_model(client, loader.subset(shortlist), query)
+    return dataclasses.replace(decision, seconds=time.perf_counter() - start)
 
 
 def embeds_the_query_twice(client, loader, selector, query, k=3):

@@ -40,7 +40,8 @@ def test_the_none_option_is_a_name_the_model_must_give(answer, skill):
     decision = pick_with_none_option(client, WORKPLACE, QUERY)
     assert (decision.skill, decision.error) == (skill, None)
     (exchange,) = backend.exchanges
-    assert forced(exchange) and declaration(exchange)["parameters"]["properties"]["name"]["enum"] == [*WORKPLACE.names, NONE]
+    assert forced(exchange)
+    assert declaration(exchange)["parameters"]["properties"]["name"]["enum"] == [*WORKPLACE.names, NONE]
     assert decision.prompt_tokens == exchange.prompt_tokens
     assert '"none" when no skill is made for the request' in str(exchange.request["systemInstruction"])
 
@@ -79,7 +80,8 @@ def test_the_gate_says_yes_then_a_forced_choice_picks():
     backend, client = stand_in(lambda query, offered, functions: "yes" if functions == ["answer"] else "hr-policy-qa")
     decision = pick_with_gate(client, WORKPLACE, QUERY)
     assert decision.skill == "hr-policy-qa" and len(backend.exchanges) == 2
-    assert forced(backend.exchanges[1]) and NONE not in declaration(backend.exchanges[1])["parameters"]["properties"]["name"]["enum"]
+    assert forced(backend.exchanges[1])
+    assert NONE not in declaration(backend.exchanges[1])["parameters"]["properties"]["name"]["enum"]
     assert decision.prompt_tokens == sum(e.prompt_tokens for e in backend.exchanges)
 
 
@@ -95,7 +97,8 @@ def test_worked_examples_open_the_system_instruction_and_a_text_answer_declines(
 def test_agreement_activates_only_what_every_run_names():
     backend, client = stand_in(lambda query, offered, functions: "hr-policy-qa")
     assert pick_by_agreement(client, WORKPLACE, QUERY, runs=3).skill == "hr-policy-qa"
-    assert len(backend.exchanges) == 3 and all(e.request["generationConfig"]["temperature"] == 0.7 for e in backend.exchanges)
+    assert len(backend.exchanges) == 3
+    assert all(e.request["generationConfig"]["temperature"] == 0.7 for e in backend.exchanges)
     answers = itertools.cycle(["hr-policy-qa", "hr-policy-qa", "leave-balance-calculator"])
     backend, client = stand_in(lambda query, offered, functions: next(answers))
     decision = pick_by_agreement(client, WORKPLACE, QUERY, runs=3)

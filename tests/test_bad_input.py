@@ -246,7 +246,8 @@ def test_an_unlistable_root_is_a_diagnostic(tmp_path, monkeypatch):
 
     monkeypatch.setattr(Path, "iterdir", refuse)  # as root, chmod cannot make a folder unreadable
     loader = SkillLoader.from_root(tmp_path)
-    assert loader.skills == {} and [str(d) for d in loader.errors] == [f"{tmp_path}: error: cannot be listed: Permission denied"]
+    assert loader.skills == {}
+    assert [str(d) for d in loader.errors] == [f"{tmp_path}: error: cannot be listed: Permission denied"]
 
 
 # ----------------------------------------------------------------- query sets

@@ -121,7 +121,8 @@ from course_utils.paths import SKILLS_DIR  # noqa: E402
 def _quote():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("cake_quote_script", SKILLS_DIR / "bakery" / "custom-cake-order" / "scripts" / "cake_quote.py")
+    script = SKILLS_DIR / "bakery" / "custom-cake-order" / "scripts" / "cake_quote.py"
+    spec = importlib.util.spec_from_file_location("cake_quote_script", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.quote

@@ -9,8 +9,8 @@ import pytest
 from course_utils.agent import AgentResult, Event
 from course_utils.bakery import CAKE_REQUEST, TODAY, cake_quote, load_calendar
 from course_utils.bakery_eval import (
-    MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, BakeryRequest, Checklist, Fact, agreement, answered_by_cake_script, check_run,
-    load_requests, read_record, recheck_facts, run_all, run_seed, skills_loaded, summarize,
+    MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, BakeryRequest, Checklist, Fact, agreement, answered_by_cake_script,
+    check_run, load_requests, read_record, recheck_facts, run_all, run_seed, skills_loaded, summarize,
 )
 from course_utils.paths import SKILLS_DIR
 from course_utils.skills import SkillLoader
@@ -115,13 +115,15 @@ GOOD_ANSWER = ("A 24 cm chocolate cake on the nut-free line, baked Friday 2026-1
 
 
 def test_a_run_that_does_everything_passes_every_check():
-    result = run(("load_skill", {"name": "custom-cake-order"}), ("check_calendar", {"day": "Friday", "line": "nut-free"}),
+    result = run(("load_skill", {"name": "custom-cake-order"}),
+                 ("check_calendar", {"day": "Friday", "line": "nut-free"}),
                  answer=GOOD_ANSWER, tokens=(700, 1300, 1400))
     c = check_run(CAKE, "on-demand", result, sample=2, seconds=3.5)
     assert (c.right_skill, c.loaded_twice, c.calendar_right, c.answered) == (True, False, True, True)
     assert all(c.facts.values()) and len(c.facts) == 5
     assert (c.model_calls, c.prompt_tokens, c.sample) == (3, 3400, 2)
-    assert c.calls == ['load_skill({"name": "custom-cake-order"})', 'check_calendar({"day": "Friday", "line": "nut-free"})']
+    assert c.calls == ['load_skill({"name": "custom-cake-order"})',
+                       'check_calendar({"day": "Friday", "line": "nut-free"})']
 
 
 def test_an_order_sent_to_the_cake_script_counts_as_a_calendar_check_on_its_day_and_line():
@@ -230,10 +232,12 @@ def test_a_run_answered_by_the_cake_script_is_told_from_one_that_answered_in_wor
     order = {"guests": 20, "flavour": "vanilla", "nut_allergy": False, "day": "Thursday 10 December"}
     call = f"cake_quote({json.dumps(order)})"
     reply = cake_quote(**order)
-    base = dict(request="dev-catering-cocktail", mode="on-demand", sample=0, skills=["catering-quote"], right_skill=True,
-                loaded_twice=False, calendar_right=None, facts={}, answered=True, model_calls=2, prompt_tokens=900,
-                seconds=1.0)
-    assert answered_by_cake_script(Checklist(**base, answer=reply, calls=['load_skill({"name": "catering-quote"})', call]))
+    base = dict(request="dev-catering-cocktail", mode="on-demand", sample=0, skills=["catering-quote"],
+                right_skill=True, loaded_twice=False, calendar_right=None, facts={}, answered=True, model_calls=2,
+                prompt_tokens=900, seconds=1.0)
+    loaded = 'load_skill({"name": "catering-quote"})'
+    assert answered_by_cake_script(Checklist(**base, answer=reply, calls=[loaded, call]))
     assert not answered_by_cake_script(Checklist(**base, answer="A quote: €190.", calls=[call]))  # refused, then words
     assert not answered_by_cake_script(Checklist(**base, answer=reply, calls=[]))  # no order sent
-    assert Checklist(**base, answer=reply, calls=['load_skill({"name": "x"})', call, call]).calls_of("cake_quote") == [order] * 2
+    twice = Checklist(**base, answer=reply, calls=['load_skill({"name": "x"})', call, call])
+    assert twice.calls_of("cake_quote") == [order] * 2

@@ -255,8 +255,8 @@ RUN_STATE = """() => {
   const outputs = [...panel.querySelectorAll('.jp-OutputArea-output')];
   if (outputs.some(o => o.textContent.includes('Traceback (most recent call last)'))) return 'error';
   const prompts = [...panel.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')].map(p => p.textContent);
-  return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p)) && (%s)() ? 'done' : false;
-}""" % KERNEL_IDLE
+  return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p)) && (""" + KERNEL_IDLE + """)() ? 'done' : false;
+}"""
 
 
 def open_and_run_all(page, lab: Lab, notebook: str, timeout_s: float = 780) -> float:
@@ -266,7 +266,8 @@ def open_and_run_all(page, lab: Lab, notebook: str, timeout_s: float = 780) -> f
     page.wait_for_function(KERNEL_IDLE, timeout=120_000, polling=250)
     start = time.monotonic()
     page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
-    page.locator(".lm-Menu-item", has=page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$"))).click()
+    run_all = page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$"))
+    page.locator(".lm-Menu-item", has=run_all).click()
     state = page.wait_for_function(RUN_STATE, timeout=timeout_s * 1000, polling=500).json_value()
     if state == "dialog":
         pytest.fail(f"JupyterLab opened a dialog while running {notebook}: "

@@ -47,8 +47,9 @@ def test_similarity_offline_writes_json_and_histogram(tmp_path):
     for record in report["records"]:
         assert record["runs"] == [record["decided"]] and record["errors"] == [None] and record["agreement"] == 1.0
         assert len(record["top_k"]) == 2 and record["score"] == record["top_k"][0][1]
-        assert record["verdict"] == "correct" or {"expected": record["expected"], "got": record["decided"],
-                                                  "kind": record["kind"], "query": record["query"]} in report["mistakes"]
+        mistake = {"expected": record["expected"], "got": record["decided"], "kind": record["kind"],
+                   "query": record["query"]}
+        assert record["verdict"] == "correct" or mistake in report["mistakes"]
     assert data["comparisons"] == []  # one selector: nothing to pair
     png = (tmp_path / "hist.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 1000
@@ -121,7 +122,8 @@ def test_two_selectors_write_records_and_a_paired_comparison(tmp_path, monkeypat
 
 @pytest.mark.model
 def test_hybrid_offline_writes_its_report(tmp_path):
-    """A trigger and a near miss of the fixture's five: every hybrid prompt is computed cold, and two show the report."""
+    """A trigger and a near miss of the fixture's five: every hybrid prompt is computed cold, and two show the
+    report."""
     trigger, _, _, near_miss, _ = yaml.safe_load(QUERIES.read_text(encoding="utf-8"))
     queries = tmp_path / "two.yaml"
     queries.write_text(yaml.safe_dump([trigger, near_miss]), encoding="utf-8")

@@ -85,7 +85,8 @@ def test_model_logprobs_leave_the_decision_unchanged_and_give_a_probability(loca
     assert p is not None and 0.0 <= p <= 1.0
     assert (p < 0.5) == (plain.skill is not None)  # greedy follows the likelier branch
     assert read.raw.candidates[0].avg_logprobs <= 0
-    cut = pick_by_model(local_client, workplace, query, logprobs=TOP_CANDIDATES, max_output_tokens=DECISION_POINT_TOKENS)
+    cut = pick_by_model(local_client, workplace, query, logprobs=TOP_CANDIDATES,
+                        max_output_tokens=DECISION_POINT_TOKENS)
     whole = pick_by_model(local_client, workplace, query, logprobs=TOP_CANDIDATES)
     assert decline_probability(cut.raw) == decline_probability(whole.raw) is not None
     assert cut.raw.usage_metadata.candidates_token_count == DECISION_POINT_TOKENS

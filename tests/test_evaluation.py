@@ -70,7 +70,8 @@ def test_all_none_set():
 
 def test_all_none_set_without_triggers_has_no_precision():
     queries = [q("n1", None), q("n2", None)]
-    report = evaluate("s", run_selector(scripted({"n1": Decision(None), "n2": Decision(None)}), queries, progress=False))
+    outcomes = run_selector(scripted({"n1": Decision(None), "n2": Decision(None)}), queries, progress=False)
+    report = evaluate("s", outcomes)
     assert report.accuracy == 1.0 and report.precision is None
     assert "precision n/a" in report.summary()
 
@@ -118,7 +119,8 @@ def test_runs_decide_by_majority_and_measure_agreement():
     assert report.disagreeing_queries == 3 and report.failed_runs == 0
     assert ("   3 runs per query; the decision is the most frequent answer of the runs that succeeded "
             "(no skill is an answer; a tie decides no skill)") in report.summary()
-    assert "agreeing with the decision: 0.67 on average; runs disagreed on 3/4 queries; 0 failed runs" in report.summary()
+    assert ("agreeing with the decision: 0.67 on average; runs disagreed on 3/4 queries; 0 failed runs"
+            in report.summary())
 
 
 def test_one_run_measures_no_agreement():

@@ -132,7 +132,7 @@ def test_the_watch_restores_the_profile_hook_it_found():
     sys.setprofile(mine)
     try:
         with Watch() as watch:
-            pick_hybrid.__code__  # reading it runs nothing
+            _ = pick_hybrid.__code__  # reading it runs nothing
         assert sys.getprofile() is mine and watch.ran == set()
     finally:
         sys.setprofile(None)

@@ -80,10 +80,12 @@ def test_the_gemini_client_retries_these_codes_and_has_a_timeout(monkeypatch):
     "fault, reason",
     [
         (TRANSIENT["429"], "429 RESOURCE_EXHAUSTED: Quota exceeded (rate limit or quota reached: wait, lower --runs"),
-        (TRANSIENT["429 with a retry delay"], "429 RESOURCE_EXHAUSTED: Quota exceeded (rate limit or quota reached: "
-                                              "wait, lower --runs, or check your plan's quota; the server asked to wait 30s)"),
+        (TRANSIENT["429 with a retry delay"],
+         "429 RESOURCE_EXHAUSTED: Quota exceeded (rate limit or quota reached: "
+         "wait, lower --runs, or check your plan's quota; the server asked to wait 30s)"),
         (TRANSIENT["503"], "503 UNAVAILABLE: The model is overloaded (the server failed: try again later"),
-        (TRANSIENT["502, a body that is not JSON"], "502 Bad Gateway: <html><body><h1>502 Bad Gateway</h1> <p>upstream closed"),
+        (TRANSIENT["502, a body that is not JSON"],
+         "502 Bad Gateway: <html><body><h1>502 Bad Gateway</h1> <p>upstream closed"),
         (timeout(), "no answer in time (ReadTimeout): the backend is slow or unreachable; try again later"),
     ],
 )
@@ -106,8 +108,10 @@ def test_retries_run_out_then_the_report_says_why(fault, reason):
     [
         (error(400, "INVALID_ARGUMENT", "Request contains an invalid argument."),
          "400 INVALID_ARGUMENT: Request contains an invalid argument. (the request was refused as invalid"),
-        (error(404, "NOT_FOUND", "models/gemini-9 is not found"), "404 NOT_FOUND: models/gemini-9 is not found (no such model"),
-        (raw(200, HTML), "the backend's answer is not JSON: '<html><body><h1>502 Bad Gateway</h1>\\n<p>upstream\\nclosed"),
+        (error(404, "NOT_FOUND", "models/gemini-9 is not found"),
+         "404 NOT_FOUND: models/gemini-9 is not found (no such model"),
+        (raw(200, HTML),
+         "the backend's answer is not JSON: '<html><body><h1>502 Bad Gateway</h1>\\n<p>upstream\\nclosed"),
         (generated([{"functionCall": {"name": "activate_skill", "args": "csv-data-profiler"}}]),
          "the backend's answer does not follow Gemini's response format (1 problem(s); first at "
          "candidates.0.content.parts.0.functionCall.args: Input should be a valid dictionary"),
@@ -129,7 +133,8 @@ def test_faults_gemini_does_not_retry_are_tried_once(fault, reason):
 @pytest.mark.parametrize(
     "answer, reason",
     [
-        (generated(None, promptFeedback={"blockReason": "SAFETY"}), "the model gave no answer (no candidates; prompt blocked: SAFETY)"),
+        (generated(None, promptFeedback={"blockReason": "SAFETY"}),
+         "the model gave no answer (no candidates; prompt blocked: SAFETY)"),
         (generated(None), "the model gave no answer (no candidates)"),
         (httpx.Response(200, json={"candidates": [{"finishReason": "MAX_TOKENS"}]}),
          "the model's answer is empty (finish reason: MAX_TOKENS)"),
@@ -137,11 +142,13 @@ def test_faults_gemini_does_not_retry_are_tried_once(fault, reason):
          "the model called book_leave, which was not declared (declared: activate_skill)"),
         (generated([activate("pdf-merger")]), 'activate_skill was called with arguments that do not match its schema '
                                               '({"name": "pdf-merger"}): it takes only `name`, one of the 3 skills'),
-        (generated([activate(42)]), 'activate_skill was called with arguments that do not match its schema ({"name": 42})'),
+        (generated([activate(42)]),
+         'activate_skill was called with arguments that do not match its schema ({"name": 42})'),
         (generated([{"functionCall": {"name": "activate_skill", "args": {}}}]),
          "activate_skill was called with arguments that do not match its schema ({})"),
         (generated([activate("csv-data-profiler", force=True)]),
-         'activate_skill was called with arguments that do not match its schema ({"name": "csv-data-profiler", "force": true})'),
+         'activate_skill was called with arguments that do not match its schema '
+         '({"name": "csv-data-profiler", "force": true})'),
     ],
     ids=["blocked", "no candidates", "empty candidate", "undeclared function", "unknown skill", "name not a string",
          "no arguments", "extra argument"],
@@ -265,7 +272,11 @@ def test_hybrid_and_similarity_record_embedding_faults_per_query(tmp_path, monke
 
     client, _ = fault_client(handle)
     similarity = SimilaritySelector(client, TINY, threshold=0.5)
-    for name, selector in [("similarity", similarity), ("hybrid", lambda q: pick_hybrid(client, TINY, similarity, q, k=2))]:
+
+    def hybrid(q):
+        return pick_hybrid(client, TINY, similarity, q, k=2)
+
+    for name, selector in [("similarity", similarity), ("hybrid", hybrid)]:
         outcomes = run_selector(selector, queries, progress=False, name=name)
         report = evaluate(name, outcomes)
         assert report.errors == 1 and len(outcomes) == len(queries), name
@@ -279,4 +290,5 @@ def test_describe_error_keeps_other_errors_readable():
     assert len(describe_error(RuntimeError("x" * 1000))) == 300
     assert describe_error(httpx.ConnectError("refused")).startswith("cannot reach the backend (ConnectError: refused)")
     err = errors.ServerError(500, {"error": {"code": 500, "message": "boom", "status": "INTERNAL"}})
-    assert describe_error(err) == "500 INTERNAL: boom (the server failed: try again later; the Gemini client retries these)"
+    assert describe_error(err) == ("500 INTERNAL: boom (the server failed: try again later; "
+                                   "the Gemini client retries these)")

@@ -58,7 +58,7 @@ SKILL_NAMES = sorted({p.parent.name for p in SKILLS_DIR.glob("*/*/SKILL.md")})
 NUMBER = r"\d[\d,]*(?:\.\d+)?"
 RUN_FIGURES = {
     "decimal": r"(?<![\w.\-])\d+\.\d+(?!\w|\.\d)",
-    "fraction": rf"(?<![\w/])\d+\s?/\s?\d+(?![\w/])|\b\d+ (?:out )?of (?:the |these |its )?\d[\d,]*\b",
+    "fraction": r"(?<![\w/])\d+\s?/\s?\d+(?![\w/])|\b\d+ (?:out )?of (?:the |these |its )?\d[\d,]*\b",
     "percentage": rf"{NUMBER}\s?(?:%|per ?cent\b)",
     "tokens": rf"{NUMBER}\s+(?:prompt |output |input )?tokens?\b",
     "duration": rf"{NUMBER}\s?(?:ms|s|sec|seconds?|milliseconds?|minutes?|min|hours?)\b"

@@ -53,8 +53,8 @@ def test_executes_headless(path, request):
     """Each lesson runs in its own Python process, as `make course` runs it, unless this session's browser
     test runs it (its run fails on any traceback, as this one does): each lesson is executed once per suite.
 
-    In the same process as the rest of the suite, the widget cell of lesson 08 (then numbered 06) twice waited forever for a
-    reply the kernel had sent (kernel and client both idle); a process per lesson keeps the other tests'
+    In the same process as the rest of the suite, the widget cell of lesson 08 (then numbered 06) twice waited
+    forever for a reply the kernel had sent (kernel and client both idle); a process per lesson keeps the other tests'
     state out, and the timeout turns any hang into a failure that names the lesson.
     """
     if runs_in_browser(path, request.session):

@@ -39,8 +39,10 @@ def test_required_near_misses_are_present():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("- query: hi\n  expected: nope\n  kind: positive\n  lang: en\n", "expected skill 'nope' is not in the catalog"),
-        ("- query: hi\n  expected: null\n  kind: positive\n  lang: en\n", "a positive query must have expected: a skill name"),
+        ("- query: hi\n  expected: nope\n  kind: positive\n  lang: en\n",
+         "expected skill 'nope' is not in the catalog"),
+        ("- query: hi\n  expected: null\n  kind: positive\n  lang: en\n",
+         "a positive query must have expected: a skill name"),
         ("- query: hi\n  expected: hr-policy-qa\n  kind: maybe\n  lang: en\n", "kind 'maybe' must be one of"),
         ("- query: hi\n  kind: positive\n", "item 1: missing expected, lang"),
         ("query: hi\n", "must be a non-empty YAML list"),

@@ -146,11 +146,13 @@ def _damage(path, how):
         middle = len(data) // 2
         path.write_bytes(data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:])
     elif how == "not unit rows":
-        np.savez(path, matrix=np.full((len(TEXTS), 32), 3, dtype=np.float32), key=np.array(index_key("local", "m", TEXTS)))
+        np.savez(path, matrix=np.full((len(TEXTS), 32), 3, dtype=np.float32),
+                 key=np.array(index_key("local", "m", TEXTS)))
     elif how == "wrong shape":
         np.savez(path, matrix=np.ones((3, 32), dtype=np.float32), key=np.array(index_key("local", "m", TEXTS)))
     elif how == "float64":
-        np.savez(path, matrix=unit_rows(_vectors(TEXTS)).astype(np.float64), key=np.array(index_key("local", "m", TEXTS)))
+        np.savez(path, matrix=unit_rows(_vectors(TEXTS)).astype(np.float64),
+                 key=np.array(index_key("local", "m", TEXTS)))
     elif how == "another key":
         np.savez(path, matrix=unit_rows(_vectors(TEXTS)), key=np.array("0" * 64))
     elif how == "pickled object":

@@ -89,7 +89,8 @@ class FakeModels:
     [
         ([{"function_call": {"name": ACTIVATE, "args": {"name": "csv-data-profiler"}}}], "csv-data-profiler", None),
         ([{"text": "I cannot book leave."}], None, None),
-        # not a declared tool: no decision, and the report says so (tests/test_faults.py has the other malformed answers)
+        # not a declared tool: no decision, and the report says so
+        # (tests/test_faults.py has the other malformed answers)
         ([{"function_call": {"name": "book_leave", "args": {}}}], None,
          "the model called book_leave, which was not declared (declared: activate_skill)"),
     ],

@@ -164,7 +164,8 @@ def test_catalog_instruction_tool_and_load(tmp_path):
     assert declaration.name == "activate_skill"
     assert declaration.parameters.properties["name"].enum == ["alpha", "beta"]
     assert declaration.parameters.required == ["name"]
-    assert loader.load_skill("beta") == f'<skill name="beta" source="{tmp_path.name}/beta/SKILL.md">\nDo beta.\n</skill>'
+    assert loader.load_skill("beta") == (f'<skill name="beta" source="{tmp_path.name}/beta/SKILL.md">\n'
+                                         'Do beta.\n</skill>')
     assert loader.load_skill("gamma") == 'Error: unknown skill "gamma". Available skills: alpha, beta.'
     assert loader.subset(["beta"]).names == ["beta"]
 

@@ -50,7 +50,8 @@ def test_perfect_separation_is_found():
 
 def test_no_threshold_separates_overlapping_groups():
     # Lowest positive 0.593 is below the highest none-query 0.676, as in the original lesson's Gemini run.
-    queries = [ScoredQuery("a", "a", s) for s in (0.593, 0.70, 0.80)] + [ScoredQuery(None, "a", s) for s in (0.676, 0.3)]
+    queries = ([ScoredQuery("a", "a", s) for s in (0.593, 0.70, 0.80)]
+               + [ScoredQuery(None, "a", s) for s in (0.676, 0.3)])
     threshold, accuracy = best_threshold(queries)
     assert accuracy == pytest.approx(4 / 5)
     assert count_outcomes(queries, threshold).correct == 4
@@ -76,9 +77,11 @@ def test_split_is_stratified_and_fixed():
 
 
 def test_cross_validation_is_perfect_only_when_separable():
-    separable = [ScoredQuery("a", "a", 0.6 + i / 100) for i in range(10)] + [ScoredQuery(None, "a", 0.2 + i / 100) for i in range(5)]
+    separable = ([ScoredQuery("a", "a", 0.6 + i / 100) for i in range(10)]
+                 + [ScoredQuery(None, "a", 0.2 + i / 100) for i in range(5)])
     assert cross_validate(separable, fit_global) == 1.0
-    overlapping = [ScoredQuery("a", "a", 0.5 + i / 20) for i in range(10)] + [ScoredQuery(None, "a", 0.55 + i / 10) for i in range(5)]
+    overlapping = ([ScoredQuery("a", "a", 0.5 + i / 20) for i in range(10)]
+                   + [ScoredQuery(None, "a", 0.55 + i / 10) for i in range(5)])
     assert cross_validate(overlapping, fit_global) < 1.0
     assert isinstance(fit_per_skill(overlapping), PerSkill)
 

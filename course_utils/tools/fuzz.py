@@ -206,8 +206,8 @@ def fuzz(args: argparse.Namespace) -> int:
     try:
         import atheris  # noqa: F401
     except ImportError:
-        print("fuzz: error: atheris is not installed: run `pip install -e '.[fuzz]'` (make test and make fuzz install it)",
-              file=sys.stderr)
+        print("fuzz: error: atheris is not installed: run `pip install -e '.[fuzz]'` "
+              "(make test and make fuzz install it)", file=sys.stderr)
         return 2
     names = TARGET_NAMES if args.target == "all" else (args.target,)
     args.out.mkdir(parents=True, exist_ok=True)

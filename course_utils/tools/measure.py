@@ -174,7 +174,8 @@ def abstention(args: argparse.Namespace) -> int:
     reports = []
     for name in names:
         technique = techniques[name]
-        report = evaluate(name, run_selector(lambda q: technique(client, workplace, q), queries, name=name))
+        decisions = run_selector(lambda q, pick=technique: pick(client, workplace, q), queries, name=name)
+        report = evaluate(name, decisions)
         reports.append(report)
         payload = {"recorded": datetime.date.today().isoformat(), "backend": backend.name,
                    "generation_model": backend.generation_label(), "decoding": "the selector's own (greedy locally)",
@@ -230,7 +231,8 @@ def first_token(client: genai.Client, system: str, tools: list[types.Tool], prom
     response = client.models.generate_content(model=GENERATION_MODEL, contents=prompt, config=config)
     top = [(c.token, c.log_probability) for c in response.candidates[0].logprobs_result.top_candidates[0].candidates]
     tokens = [token for token, _ in top]
-    return {"prompt": prompt, "top": top, "tool_call_rank": tokens.index(TOOL_CALL) + 1 if TOOL_CALL in tokens else None,
+    rank = tokens.index(TOOL_CALL) + 1 if TOOL_CALL in tokens else None
+    return {"prompt": prompt, "top": top, "tool_call_rank": rank,
             "p_json_open": sum(math.exp(lp) for token, lp in top if token.lstrip().startswith("{"))}
 
 

@@ -1,8 +1,9 @@
 """The custom-cake-order skill's quote: rules 1, 2, 4, 5 and 6 of its SKILL.md applied by code.
 
 Input (JSON on stdin, or `quote(...)`): guests, flavour, line ("regular" or "nut-free"), day (the
-customer's words) and, optionally, today (YYYY-MM-DD; the course's fixed today otherwise). Output: the answer sent to the customer as it is — the summary in the skill's format, or what
-to say instead (a flavour not on the list, too many guests, a lead time under 72 hours, a full day).
+customer's words) and, optionally, today (YYYY-MM-DD; the course's fixed today otherwise). Output: the answer
+sent to the customer as it is — the summary in the skill's format, or what to say instead (a flavour not on
+the list, too many guests, a lead time under 72 hours, a full day).
 Needs the course's package, `course_utils`, for the bakery's calendar (`course_utils.bakery`).
 """
 from __future__ import annotations
@@ -32,7 +33,8 @@ def quote(guests: int, flavour: str, line: str, day: str, today: date = TODAY) -
     choice = FRENCH.get(flavour.strip().lower(), flavour.strip().lower())
     if choice not in FLAVOURS:
         return (f"Sorry, we do not bake that flavour: our cakes are chocolate, vanilla or dulce de leche. "
-                f"For {guests} guests the cake is {size} ({_euros(price)}). Which of these three flavours would you like?")
+                f"For {guests} guests the cake is {size} ({_euros(price)}). "
+                "Which of these three flavours would you like?")
     parsed = line_and_day(day, line, today)
     if isinstance(parsed, str):
         return parsed
