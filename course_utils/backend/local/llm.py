@@ -220,7 +220,7 @@ class LocalLLM:
         )
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
-        """The prompt tokens of these messages, counted by the model's own tokenizer, none computed."""
+        """The prompt tokens of these messages, counted by the model's tokenizer (none computed)."""
         return len(self.server.tokenize(render_chatml(messages)[0]))
 
     def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -304,17 +304,12 @@ class LocalLLM:
         return True
 
 
-def open_llm(name: str, context: int = CONTEXT_TOKENS) -> LocalLLM:
-    """A `LocalLLM` for the model `name`: its llama.cpp server started, saved prefixes in the usual folder."""
-    prefixes = open_prefix_folder()
-    server = LlamaServer(require_model(name), context, prefixes.folder if prefixes else None)
-    return LocalLLM(name, server, prefixes, context)
-
-
 def get_llm(name: str | None = None) -> LocalLLM:
-    """The shared LocalLLM for a model name (default: ``default_llm_name()``)."""
+    """The shared LocalLLM for a model name (default: ``default_llm_name()``), its llama.cpp server started on first use."""
     name = name or default_llm_name()
     with _CACHE_LOCK:
         if name not in _CACHE:
-            _CACHE[name] = open_llm(name)
+            prefixes = open_prefix_folder()
+            server = LlamaServer(require_model(name), CONTEXT_TOKENS, prefixes.folder if prefixes else None)
+            _CACHE[name] = LocalLLM(name, server, prefixes)
         return _CACHE[name]

