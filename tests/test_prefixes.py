@@ -12,7 +12,7 @@ import time
 import pytest
 
 from course_utils.backend.local import prefixes
-from course_utils.backend.local.llm import SENTINEL, LLMError, LocalLLM, render_chatml
+from course_utils.backend.local.llm import SENTINEL, LLMError, LocalLLM, Refused, render_chatml
 from course_utils.backend.local.models import DEFAULT_MODEL
 from course_utils.backend.local.prefixes import PrefixFolder, prefix_dir, prefix_name
 
@@ -37,8 +37,10 @@ class FakeServer:
         self.slots.append((action, filename))
         if action == "save":
             (self.folder.folder / filename).write_bytes(b"kv of " + filename.encode())
+        elif self.refuse_restore == "unreachable":
+            raise LLMError("llama.cpp's loopback listener at 'http://127.0.0.1:1' did not answer POST /slots/0")
         elif self.refuse_restore:
-            raise LLMError("llama.cpp refused POST /slots/0?action=restore: 400 invalid slot save file")
+            raise Refused("llama.cpp refused POST /slots/0?action=restore: 400 invalid slot save file")
 
 
 class FakeServerLLM(LocalLLM):
@@ -108,6 +110,14 @@ def test_a_file_llama_cpp_refuses_is_deleted_and_the_cache_emptied_before_comput
     assert [action for action, _ in fresh.slots] == ["restore", "save"]  # refused, deleted, computed, saved anew
     assert fresh.computed[0] == SENTINEL  # whatever the failed restore left is emptied first
     assert system_computed(fresh)
+
+
+def test_an_unreachable_listener_is_raised_and_the_saved_file_kept(tmp_path):
+    FakeServerLLM(PrefixFolder(tmp_path)).ask("one")  # saved
+    saved = saved_files(tmp_path)
+    with pytest.raises(LLMError, match="did not answer"):
+        FakeServerLLM(PrefixFolder(tmp_path), refuse_restore="unreachable").ask("two")
+    assert saved_files(tmp_path) == saved
 
 
 def test_after_a_refused_restore_every_piece_is_computed_from_an_empty_cache(tmp_path):

@@ -57,6 +57,10 @@ class LLMError(RuntimeError):
     """llama.cpp refused a request, or its loopback listener did not answer."""
 
 
+class Refused(LLMError):
+    """llama.cpp's loopback listener answered with an error (a slot file it cannot read, a save that failed)."""
+
+
 @dataclass(frozen=True)
 class Completion:
     """One chat completion: the text and the token counts the model really processed."""
@@ -142,7 +146,7 @@ class LlamaServer:
         return self._post("/tokenize", {"content": text})["tokens"]
 
     def slot(self, action: str, filename: str) -> None:
-        """Save slot 0's KV cache to `filename` in the slot folder, or restore it from there (LLMError if refused)."""
+        """Save slot 0's KV cache to `filename` in the slot folder, or restore it from there (`Refused` if refused)."""
         self._post(f"/slots/0?action={action}", {"filename": filename})
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -154,7 +158,7 @@ class LlamaServer:
             with opener.open(request, timeout=300) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as error:
-            raise LLMError(f"llama.cpp refused POST {path}: {error.code} {error.read().decode(errors='replace')}") \
+            raise Refused(f"llama.cpp refused POST {path}: {error.code} {error.read().decode(errors='replace')}") \
                 from error
         except OSError as error:
             raise LLMError(f"llama.cpp's loopback listener at {address!r} did not answer POST {path}: {error}") \
@@ -290,7 +294,7 @@ class LocalLLM:
             return False
         try:
             self.server.slot("restore", name)
-        except LLMError as error:
+        except Refused as error:  # a file llama.cpp cannot read; an unreachable listener is raised as it is
             self._prefixes.forget(name)
             self._on_disk.discard(name)
             self._pieces, self._dirty = [], True  # whatever the refused restore left is emptied next
