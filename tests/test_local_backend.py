@@ -7,18 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 
 import httpx
-import jsonschema
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
 from google import genai
 from google.genai import errors, types
 
-from course_utils.abstain import NONE
 from course_utils.backend.client import (
     LOCAL_BASE_URL,
     backend_name,
@@ -544,7 +539,8 @@ def test_top_p_and_top_k_reach_llama_cpp_only_when_a_request_sets_them() -> None
 
 
 def test_top_p_and_top_k_of_a_request_reach_the_model_and_bad_values_are_a_400() -> None:
-    from course_utils.backend.local.app import ApiError, _generation_options
+    from course_utils.backend.declarations import InvalidRequest
+    from course_utils.backend.local.app import _generation_options
 
     seen = []
 
@@ -558,5 +554,5 @@ def test_top_p_and_top_k_of_a_request_reach_the_model_and_bad_values_are_a_400()
     assert _generation_options(seen[0]) == {"temperature": 0.7, "max_tokens": None, "seed": None,
                                             "top_logprobs": None, "top_p": 0.5, "top_k": 3}
     for bad in ({"topP": 0}, {"topP": 1.5}, {"topK": 0}, {"topK": 2.5}, {"topP": "high"}):
-        with pytest.raises(ApiError, match="topP|topK"):
+        with pytest.raises(InvalidRequest, match="topP|topK"):
             _generation_options({"generationConfig": bad})

@@ -1,31 +1,23 @@
-"""An in-process app that speaks the subset of the Gemini REST API the course uses.
+"""An in-process app that speaks the subset of the Gemini REST API the course uses, on the local models.
 
-A real ``genai.Client`` sends its HTTP here through httpx's WSGI transport (``client.models``)
-or ASGI transport (``client.aio.models``); both call the same ``LocalGeminiApp.handle``. Routes:
-``POST /{api_version}/models/{model}:{method}`` with method ``generateContent``, ``countTokens``,
-``embedContent`` or ``batchEmbedContents``.
+A real ``genai.Client`` reaches it through httpx's WSGI or ASGI transport (``backend.wire``); methods:
+``generateContent``, ``countTokens``, ``embedContent`` and ``batchEmbedContents``.
 
-Function calling follows Gemini's contract (``course_utils.backend.declarations``: the modes AUTO, ANY,
-NONE and VALIDATED, and ``allowedFunctionNames``), applied by constrained decoding: the functions the
-request's tool_config lets the model call are compiled into one JSON schema whose alternatives are one
-object per function (``{"name": <const>, "arguments": <its parameters>}``) and, unless the mode is ANY,
-a text answer ``{"text": …}``. Every answer is therefore one allowed call with schema-valid arguments, or
-text where text is allowed. The prompt shows every declared function, whatever the allowed names, and the
-expected JSON (without the text answer under ANY), so the system message (and its cached prefix) stays the
-same from one turn of a tool loop to the next while the mode does. Which
-functions a turn allows is the harness's business, not the backend's (``course_utils.tool_policy``).
-A one-string tool result is shown as plain text, not escaped JSON (``response_text``).
+Function calling follows Gemini's contract (``backend.declarations``: modes AUTO, ANY, NONE, VALIDATED and
+``allowedFunctionNames``) by constrained decoding: the functions the request's tool_config allows become one JSON
+schema, one alternative per function (``{"name": <const>, "arguments": <its parameters>}``) plus, unless the mode is
+ANY, a text answer ``{"text": …}``. The prompt shows every declared function whatever the allowed names, so the
+system message (and its cached prefix) stays the same from one turn to the next while the mode does. Which
+functions a turn allows is the harness's business (``course_utils.tool_policy``), not the backend's. A one-string
+tool result is shown as plain text, not escaped JSON (``response_text``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from http import HTTPStatus
 from typing import Any
 
 from course_utils.backend.declarations import Declaration, InvalidRequest, Json, function_calling, parse_declarations
@@ -38,34 +30,11 @@ from course_utils.backend.local.llm import (
     get_llm,
 )
 from course_utils.backend.local.models import MODELS, ModelFileMissing
+from course_utils.backend.wire import ApiError, InProcessApp
 
 EMBEDDING_MODEL_NAME = embedding.USE_NAME
 LOCAL_MODEL_NAMES = (*MODELS, *embedding.DIMENSIONS)
-_ROUTE = re.compile(r"^/(?P<version>[^/]+)/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
-_STATUS_NAMES = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 405: "INVALID_ARGUMENT",
-                 500: "INTERNAL", 503: "FAILED_PRECONDITION"}
 _PART_JOINER = "\n"
-
-
-class ApiError(Exception):
-    """An error returned to the client in Gemini's ``{"error": {...}}`` shape."""
-
-    def __init__(self, code: int, message: str, status: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.status = status or _STATUS_NAMES.get(code, HTTPStatus(code).phrase.upper())
-
-    def body(self) -> Json:
-        """The JSON body Gemini sends with this error."""
-        return {"error": {"code": self.code, "message": self.message, "status": self.status}}
-
-
-def _invalid(message: str) -> ApiError:
-    return ApiError(400, message)
-
-
-# ----------------------------------------------------------------- models and routes
 
 
 @dataclass(frozen=True)
@@ -93,17 +62,6 @@ def resolve_model(model: str, default_llm: str) -> Target:
     raise ApiError(404, f"models/{model} is not found on the local backend. Accepted names: "
                         f"gemini-* (generation → the local LLM; names containing 'embedding' → "
                         f"USE), {', '.join(LOCAL_MODEL_NAMES)}.")
-
-
-def _route(method: str, path: str) -> tuple[str, str]:
-    """Return (model, method name) of a request path, or raise 404/405."""
-    match = _ROUTE.match(path)
-    if match is None:
-        raise ApiError(404, f"No such endpoint on the local backend: {path}. Expected "
-                            "/{api_version}/models/{model}:{method}.")
-    if method != "POST":
-        raise ApiError(405, f"Use POST for {path}, not {method}.")
-    return match["model"], match["method"]
 
 
 # ----------------------------------------------------------------- schemas and prompts
@@ -151,11 +109,11 @@ def _text_of(content: Any, what: str) -> str:
     if isinstance(content, str):
         return content
     if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
-        raise _invalid(f"{what} must be a Content with a list of parts.")
+        raise InvalidRequest(f"{what} must be a Content with a list of parts.")
     texts = []
     for part in content["parts"]:
         if "text" not in part:
-            raise _invalid(f"{what}: the local backend reads only text parts, got {sorted(part)}.")
+            raise InvalidRequest(f"{what}: the local backend reads only text parts, got {sorted(part)}.")
         texts.append(part["text"])
     return _PART_JOINER.join(texts)
 
@@ -187,7 +145,7 @@ def content_messages(content: Any) -> list[Message]:
     ``<tool_response>`` tags, the format it was trained on; user text stays user text.
     """
     if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
-        raise _invalid("Each item of contents must be a Content with a list of parts.")
+        raise InvalidRequest("Each item of contents must be a Content with a list of parts.")
     texts, responses = [], []
     for part in content["parts"]:
         if "text" in part:
@@ -198,7 +156,7 @@ def content_messages(content: Any) -> list[Message]:
         elif "functionResponse" in part:
             responses.append({"role": "tool", "content": response_text(part["functionResponse"])})
         elif not {"thought", "thoughtSignature"} & set(part):
-            raise _invalid(f"Unsupported part {sorted(part)}: the local backend reads text, "
+            raise InvalidRequest(f"Unsupported part {sorted(part)}: the local backend reads text, "
                            "functionCall and functionResponse parts.")
     if content.get("role") == "model":
         return [{"role": "assistant", "content": _PART_JOINER.join(texts)}]
@@ -220,7 +178,7 @@ def build_prompt(request: Json) -> Prompt:
     if isinstance(contents, dict):
         contents = [contents]
     if not isinstance(contents, list) or not contents:
-        raise _invalid("contents must be a non-empty list of Content objects.")
+        raise InvalidRequest("contents must be a non-empty list of Content objects.")
     declarations = parse_declarations(request.get("tools"))
     calling = function_calling(request.get("toolConfig"), declarations)
     system = []
@@ -276,17 +234,17 @@ MAX_LOGPROBS = 20
 def _generation_options(request: Json) -> dict[str, Any]:
     config = request.get("generationConfig") or {}
     if not isinstance(config, dict):
-        raise _invalid("generationConfig must be an object.")
+        raise InvalidRequest("generationConfig must be an object.")
     top = None
     if config.get("responseLogprobs"):
         top = config.get("logprobs") or 0
         if not (isinstance(top, int) and 0 <= top <= MAX_LOGPROBS):
-            raise _invalid(f"logprobs must be an integer from 0 to {MAX_LOGPROBS}, got {top!r}.")
+            raise InvalidRequest(f"logprobs must be an integer from 0 to {MAX_LOGPROBS}, got {top!r}.")
     top_p, top_k = config.get("topP"), config.get("topK")
     if top_p is not None and not (isinstance(top_p, (int, float)) and 0 < top_p <= 1):
-        raise _invalid(f"topP must be a number in (0, 1], got {top_p!r}.")
+        raise InvalidRequest(f"topP must be a number in (0, 1], got {top_p!r}.")
     if top_k is not None and not (isinstance(top_k, (int, float)) and top_k >= 1 and float(top_k).is_integer()):
-        raise _invalid(f"topK must be a whole number of at least 1, got {top_k!r}.")
+        raise InvalidRequest(f"topK must be a whole number of at least 1, got {top_k!r}.")
     return {"temperature": config.get("temperature"), "max_tokens": config.get("maxOutputTokens"),
             "seed": config.get("seed"), "top_logprobs": top, "top_p": top_p,
             "top_k": None if top_k is None else int(top_k)}
@@ -338,11 +296,11 @@ def count_tokens(request: Json, target: Target) -> Json:
 def _embedding_request(item: Any, model: str) -> tuple[str, int | None]:
     """The text and requested dimensionality of one embedding request."""
     if not isinstance(item, dict) or "content" not in item:
-        raise _invalid("Each embedding request needs a content.")
+        raise InvalidRequest("Each embedding request needs a content.")
     dimensions = item.get("outputDimensionality")
     most = embedding.DIMENSIONS[model]
     if dimensions is not None and not (isinstance(dimensions, int) and 0 < dimensions <= most):
-        raise _invalid(f"outputDimensionality must be between 1 and {most} "
+        raise InvalidRequest(f"outputDimensionality must be between 1 and {most} "
                        f"for the local encoder ({model}), got {dimensions}.")
     return _text_of(item["content"], "content"), dimensions
 
@@ -364,7 +322,7 @@ def batch_embed_contents(request: Json, target: Target) -> Json:
     """Serve ``batchEmbedContents``."""
     items = request.get("requests")
     if not isinstance(items, list) or not items:
-        raise _invalid("requests must be a non-empty list.")
+        raise InvalidRequest("requests must be a non-empty list.")
     return {"embeddings": [{"values": values} for values in embed_requests(items, target.name)]}
 
 
@@ -385,68 +343,21 @@ HANDLERS: dict[str, tuple[str, Handler]] = {
 # ----------------------------------------------------------------- the app
 
 
-def _parse_body(body: bytes) -> Json:
-    try:
-        payload = json.loads(body or b"{}")
-    except ValueError as error:
-        raise _invalid(f"The request body is not valid JSON: {error}.") from None
-    if not isinstance(payload, dict):
-        raise _invalid("The request body must be a JSON object.")
-    return payload
+class LocalGeminiApp(InProcessApp):
+    """The Gemini-compatible app on the local models (``wire.InProcessApp`` gives it its WSGI and ASGI entries)."""
 
-
-class LocalGeminiApp:
-    """The Gemini-compatible app, as a WSGI callable (``wsgi``) and an ASGI one (``asgi``)."""
+    errors = {ContextOverflow: 400, ModelFileMissing: 503}
 
     def __init__(self, llm_name: str | None = None) -> None:
         self.llm_name = llm_name or default_llm_name()
 
-    def handle(self, method: str, path: str, body: bytes) -> tuple[int, Json]:
-        """Serve one request: (HTTP status, JSON body)."""
-        try:
-            model, action = _route(method, path)
-            target = resolve_model(model, self.llm_name)
-            if action not in HANDLERS or HANDLERS[action][0] != target.kind:
-                raise ApiError(404, f"models/{model} is not found for the local backend, or "
-                                    f"is not supported for {action}. Supported: "
-                                    f"{', '.join(HANDLERS)}.")
-            return 200, HANDLERS[action][1](_parse_body(body), target)
-        except ApiError as error:
-            return error.code, error.body()
-        except InvalidRequest as error:
-            return 400, _invalid(str(error)).body()
-        except ContextOverflow as error:
-            return 400, ApiError(400, str(error)).body()
-        except ModelFileMissing as error:
-            return 503, ApiError(503, str(error)).body()
-        except Exception as error:  # the client must always get a reply in Gemini's shape
-            return 500, ApiError(500, f"Local backend error: {error}").body()
-
-    def wsgi(self, environ: Json, start_response: Callable) -> Iterable[bytes]:
-        """The WSGI entry point (used by ``httpx.WSGITransport``)."""
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-        body = environ["wsgi.input"].read(length) if length else b""
-        status, payload = self.handle(environ["REQUEST_METHOD"], environ["PATH_INFO"], body)
-        data = json.dumps(payload).encode()
-        start_response(f"{status} {HTTPStatus(status).phrase}",
-                       [("Content-Type", "application/json"),
-                        ("Content-Length", str(len(data)))])
-        return [data]
-
-    async def asgi(self, scope: Json, receive: Callable, send: Callable) -> None:
-        """The ASGI entry point (used by ``httpx.ASGITransport``); work runs in a thread."""
-        body, more = b"", True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-        status, payload = await asyncio.to_thread(self.handle, scope["method"], scope["path"],
-                                                  body)
-        data = json.dumps(payload).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(data)).encode())]})
-        await send({"type": "http.response.body", "body": data})
+    def serve(self, model: str, method: str, payload: Json) -> Json:
+        """Answer one request with the handler of its method, on the model its name resolves to."""
+        target = resolve_model(model, self.llm_name)
+        if method not in HANDLERS or HANDLERS[method][0] != target.kind:
+            raise ApiError(404, f"models/{model} is not found for the local backend, or is not supported for "
+                                f"{method}. Supported: {', '.join(HANDLERS)}.")
+        return HANDLERS[method][1](payload, target)
 
 
 _APPS: dict[str, LocalGeminiApp] = {}
