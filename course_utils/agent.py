@@ -164,20 +164,21 @@ def run_agent(
 
     With `tool_policy`, each turn's tool_config is the policy's answer for the conversation so far (when it
     answers None, `tool_config`): which functions the model may call now, in Gemini's own terms
-    (`course_utils.tool_policy`). With `refuse_repeats`, a call identical to an earlier one (same tool, same arguments, in this run or
-    in the history passed in) is not run again: the model gets `repeat_note(...)` instead, which points
-    it at the earlier result. With `stop_at_tools`, the first successful result of one of those tools is
-    the answer and the run ends there, as the OpenAI Agents SDK's `stopAtToolNames` and LangChain's
-    `return_direct` do: for a tool that writes the user's reply (a skill's script), so that the model does
-    not paraphrase it. A result starting with "Error" does not stop the run. `temperature` and `seed` go to
-    the model as they are (None: its default; the local backend decodes greedily).
+    (`course_utils.tool_policy`). With `refuse_repeats`, a call identical to an earlier one (same tool, same
+    arguments, in this run or in the history passed in) is not run again: the model gets `repeat_note(...)`
+    instead, which points it at the earlier result. With `stop_at_tools`, the first successful result of one of
+    those tools is the answer and the run ends there, as the OpenAI Agents SDK's `stopAtToolNames` and
+    LangChain's `return_direct` do: for a tool that writes the user's reply (a skill's script), so that the
+    model does not paraphrase it. A result starting with "Error" does not stop the run. `temperature` and `seed`
+    go to the model as they are (None: its default; the local backend decodes greedily).
     """
     if model is None:
         from course_utils.backend.client import GENERATION_MODEL as model  # noqa: N811 - the default model
     functions = dict(functions or {})
     callbacks = list(callbacks)
     history: list[types.Content] = (
-        [types.Content(role="user", parts=[types.Part.from_text(text=prompt)])] if isinstance(prompt, str) else list(prompt)
+        [types.Content(role="user", parts=[types.Part.from_text(text=prompt)])] if isinstance(prompt, str)
+        else list(prompt)
     )
     config = types.GenerateContentConfig(
         system_instruction=system_instruction,
@@ -234,7 +235,8 @@ def run_agent(
                 id=call.id, name=call.name, response={"result": output})))
         history.append(types.Content(role="user", parts=parts))
         direct = [part.function_response.response["result"] for part in parts
-                  if part.function_response.name in stop_at_tools and not _failed(part.function_response.response["result"])]
+                  if part.function_response.name in stop_at_tools
+                  and not _failed(part.function_response.response["result"])]
         if direct:
             emit(Event("answer", turn, output=str(direct[0])))
             return AgentResult(str(direct[0]), events, history, prompt_tokens)
@@ -353,11 +355,14 @@ ACTIVATION_NOTE = ('The skill "{name}" is now active; its instructions follow. D
 """What `activating_loader` puts before a loaded body: the skill's state and the next step, for the model."""
 
 
-NONE_NOTE = "No skill is loaded: none is made for this request. Answer the user now, in words, without calling any tool."
-"""What the load tool returns for the name `NONE`, when the harness offers it (`build_harness(..., none_choice=True)`)."""
+NONE_NOTE = ("No skill is loaded: none is made for this request. "
+             "Answer the user now, in words, without calling any tool.")
+"""What the load tool returns for the name `NONE`, when the harness offers it
+(`build_harness(..., none_choice=True)`)."""
 
 
-def activating_loader(loader: SkillLoader, function: str = "load_skill", *, none_choice: bool = False) -> Callable[[str], str]:
+def activating_loader(loader: SkillLoader, function: str = "load_skill", *,
+                      none_choice: bool = False) -> Callable[[str], str]:
     """`loader.load_skill`, with a result that says the skill is now active and what to do next.
 
     A small model that reads only a body often calls the load tool again, or comments on the body instead
@@ -369,7 +374,8 @@ def activating_loader(loader: SkillLoader, function: str = "load_skill", *, none
         if none_choice and name == NONE:
             return NONE_NOTE
         body = loader.load_skill(name)
-        return body if body.startswith("Error:") else f"{ACTIVATION_NOTE.format(name=name, function=function)}\n\n{body}"
+        return (body if body.startswith("Error:")
+                else f"{ACTIVATION_NOTE.format(name=name, function=function)}\n\n{body}")
 
     load_skill.__doc__ = loader.load_skill.__doc__
     return load_skill
@@ -422,7 +428,8 @@ def build_harness(
         reader = ConfinedReader(root, base)
         lines = "\n".join(f"- {s.name}: {s.description} (file: {_shown_path(s.path, reader.base)})" for s in skills)
         system = FILESYSTEM_TEMPLATE.format(preamble=preamble, function="read_file", catalog=lines)
-        return Harness(mode, system, [reader.declaration(), *task_declarations], {"read_file": reader, **task_functions})
+        return Harness(mode, system, [reader.declaration(), *task_declarations],
+                       {"read_file": reader, **task_functions})
     raise ValueError(f'unknown mode "{mode}": choose one of {", ".join(MODES)}')
 
 

@@ -1,9 +1,9 @@
 """The bakery's tools: its calendar (free baking slots and pick-up times per day and production line), and the
 cake skill's script, `cake_quote`, which writes the reply to a cake order.
 
-Used by `notebooks/03_load_skill_loop.ipynb` and `04_three_modes.ipynb`, where the `custom-cake-order` skill tells the model
-to send a cake order to its script, which checks the calendar before it promises a date; the other skills point to
-`check_calendar`. The data is `data/bakery_calendar.yaml` (synthetic, four weeks from Monday 2026-11-30).
+Used by `notebooks/03_load_skill_loop.ipynb` and `04_three_modes.ipynb`, where the `custom-cake-order` skill tells
+the model to send a cake order to its script, which checks the calendar before it promises a date; the other skills
+point to `check_calendar`. The data is `data/bakery_calendar.yaml` (synthetic, four weeks from Monday 2026-11-30).
 
 The calendar tool answers in short sentences a model can read. Every problem (an unknown line, a date it
 cannot read, a date outside the calendar, a closed day) is an answer starting with `Error:` that
@@ -36,14 +36,16 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
            "november", "december")
 _WEEKDAY_WORDS = {**{name.lower(): n for n, name in enumerate(WEEKDAYS)},
                   **{name[:3].lower(): n for n, name in enumerate(WEEKDAYS)},
-                  **{name: n for n, name in enumerate(("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"))}}
+                  **{name: n for n, name in enumerate(("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi",
+                                                       "dimanche"))}}
 _MONTH_WORDS = {**{name: n for n, name in enumerate(_MONTHS, 1)},
                 **{name[:3]: n for n, name in enumerate(_MONTHS, 1)},
-                **{name: n for n, name in enumerate(("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août",
-                                                    "septembre", "octobre", "novembre", "décembre"), 1)},
+                **{name: n for n, name in enumerate(("janvier", "février", "mars", "avril", "mai", "juin", "juillet",
+                                                    "août", "septembre", "octobre", "novembre", "décembre"), 1)},
                 "fevrier": 2, "aout": 8, "decembre": 12, "déc": 12, "févr": 2, "sept": 9}
 _RELATIVE_WORDS = {"today": 0, "aujourd'hui": 0, "tomorrow": 1, "demain": 1, "day after tomorrow": 2, "après-demain": 2}
-_FILLER_WORDS = {"this", "next", "coming", "on", "the", "for", "of", "ce", "cette", "le", "la", "prochain", "prochaine", "pour"}
+_FILLER_WORDS = {"this", "next", "coming", "on", "the", "for", "of", "ce", "cette", "le", "la", "prochain", "prochaine",
+                 "pour"}
 _ORDINAL = re.compile(r"^(\d{1,2})(?:st|nd|rd|th|er|e)?$")
 
 
@@ -159,10 +161,12 @@ def check_calendar(day: str, line: str, *, today: date = TODAY, path: str | Path
     if when < today:
         # A past date is usually a year the model made up for an ISO date: the error asks for the customer's own
         # words, which resolve_day reads best.
-        return f"Error: {label} is in the past. Call check_calendar again with the day copied word for word from the customer's message."
+        return (f"Error: {label} is in the past. "
+                "Call check_calendar again with the day copied word for word from the customer's message.")
     entry = data["days"].get(when.isoformat())
     if entry is None:
-        return f"Error: {label} is outside the calendar, which covers {first} to {last}. Ask the customer for an earlier date or to call the shop."
+        return (f"Error: {label} is outside the calendar, which covers {first} to {last}. "
+                "Ask the customer for an earlier date or to call the shop.")
     slots, pickup = line_slots(entry.get(line_name) or {})
     if not any(line_slots(entry.get(name) or {})[1] for name in LINES):
         return f"Error: the bakery is closed on {label}: no baking and no pick-up. Try another day."
@@ -187,8 +191,8 @@ def check_calendar_declaration() -> types.FunctionDeclaration:
             type=types.Type.OBJECT,
             properties={
                 "day": types.Schema(type=types.Type.STRING,
-                                    description="The day the customer asked for, copied word for word from the customer's "
-                                                "message: the tool works out the date."),
+                                    description="The day the customer asked for, copied word for word from the "
+                                                "customer's message: the tool works out the date."),
                 "line": types.Schema(type=types.Type.STRING, enum=list(LINES),
                                      description='"nut-free" when a guest has a nut allergy, else "regular".'),
             },
@@ -228,7 +232,8 @@ def cake_quote(guests: int, flavour: str, nut_allergy: bool, day: str, *, today:
     run = subprocess.run([sys.executable, str(CAKE_QUOTE_SCRIPT)], input=order, capture_output=True, text=True,
                          timeout=60)
     if run.returncode != 0:
-        return f"Error: the script failed: {run.stderr.strip().splitlines()[-1] if run.stderr.strip() else run.returncode}"
+        return ("Error: the script failed: "
+                f"{run.stderr.strip().splitlines()[-1] if run.stderr.strip() else run.returncode}")
     return run.stdout.strip()
 
 
@@ -242,13 +247,15 @@ def cake_quote_declaration() -> types.FunctionDeclaration:
             type=types.Type.OBJECT,
             properties={
                 "guests": types.Schema(type=types.Type.INTEGER, description="How many guests the cake is for."),
-                "flavour": types.Schema(type=types.Type.STRING, enum=["chocolate", "vanilla", "dulce de leche", "other"],
-                                        description='The flavour the customer asked for; "other" for any other flavour.'),
+                "flavour": types.Schema(type=types.Type.STRING,
+                                        enum=["chocolate", "vanilla", "dulce de leche", "other"],
+                                        description='The flavour the customer asked for; "other" for any other '
+                                                    'flavour.'),
                 "nut_allergy": types.Schema(type=types.Type.BOOLEAN,
                                             description="true when a guest is allergic to nuts or cannot eat nuts."),
                 "day": types.Schema(type=types.Type.STRING,
-                                    description="The day the customer asked for, copied word for word from the customer's "
-                                                "message."),
+                                    description="The day the customer asked for, copied word for word from the "
+                                                "customer's message."),
             },
             required=["guests", "flavour", "nut_allergy", "day"],
         ),
@@ -259,7 +266,8 @@ ANSWERING_TOOLS = ("cake_quote",)
 """Tools whose successful result is the reply the customer reads: `run_agent(..., stop_at_tools=ANSWERING_TOOLS)`."""
 
 NONE_CHOICE = True
-"""The bakery's on-demand harness offers "none" among `load_skill`'s names: `build_harness(..., none_choice=NONE_CHOICE)`."""
+"""The bakery's on-demand harness offers "none" among `load_skill`'s names:
+`build_harness(..., none_choice=NONE_CHOICE)`."""
 
 
 def bakery_tools(today: date = TODAY) -> tuple[list[types.FunctionDeclaration], dict[str, Any]]:

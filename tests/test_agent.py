@@ -13,7 +13,8 @@ from google.genai import types
 from course_utils.abstain import NONE
 from course_utils.agent import (
     NONE_NOTE,
-    ACTIVATION_NOTE, MODES, PREVIEW_CHARS, activating_loader, AgentResult, Event, MaxTurnsExceeded, RecordingClient, ReplayClient, ReplayMismatch, UntrustedSkillRoot,
+    ACTIVATION_NOTE, MODES, PREVIEW_CHARS, activating_loader, AgentResult, Event, MaxTurnsExceeded, RecordingClient,
+    ReplayClient, ReplayMismatch, UntrustedSkillRoot,
     build_harness, format_event, load_trusted_skills, repeat_note, run_agent, run_tool,
 )
 from course_utils.bakery import (ANSWERING_TOOLS, ASSISTANT_PREAMBLE, CAKE_REQUEST, bakery_tools, check_calendar,
@@ -154,7 +155,8 @@ def test_failing_tool_becomes_an_error_the_model_reads():
 
 def test_several_calls_in_one_turn_answer_in_one_user_turn():
     both = _response([types.Part.from_function_call(name="check_calendar", args={"day": "Friday", "line": "nut-free"}),
-                      types.Part.from_function_call(name="check_calendar", args={"day": "Saturday", "line": "regular"})],
+                      types.Part.from_function_call(name="check_calendar",
+                                                    args={"day": "Saturday", "line": "regular"})],
                      90)
     result = run_agent(ScriptedClient(both, text("Two options.")), "Options?", model="m",
                        functions={"check_calendar": check_calendar})
@@ -184,7 +186,8 @@ def test_record_then_replay_gives_the_same_run():
     with pytest.raises(ReplayMismatch, match="request 1: the contents differ"):
         run_agent(ReplayClient(recorder.exchanges), "Other?", model="m", functions={"check_calendar": check_calendar})
     with pytest.raises(ReplayMismatch, match="request 2: the contents differ"):  # a different tool result
-        run_agent(ReplayClient(recorder.exchanges), "When?", model="m", functions={"check_calendar": lambda day, line: "x"})
+        run_agent(ReplayClient(recorder.exchanges), "When?", model="m",
+                  functions={"check_calendar": lambda day, line: "x"})
 
 
 def test_refuse_repeats_answers_a_repeated_call_with_a_note():
@@ -236,7 +239,8 @@ def test_a_load_call_puts_the_body_in_the_history(bakery):
 
 def test_an_unknown_skill_name_lists_the_available_ones(bakery):
     harness = build_harness("on-demand", bakery, PREAMBLE)
-    result = harness.run(ScriptedClient(call("load_skill", name="wedding-cake"), text("?")), "A wedding cake", model="m")
+    result = harness.run(ScriptedClient(call("load_skill", name="wedding-cake"), text("?")), "A wedding cake",
+                         model="m")
     (response,) = function_responses(result.history[2])
     assert response.response["result"] == (
         'Error: unknown skill "wedding-cake". Available skills: '
@@ -405,7 +409,8 @@ def test_model_the_cake_request_runs_end_to_end(local_client, bakery):
 
 def test_a_load_result_says_the_skill_is_active_and_what_to_do_next(bakery):
     harness = build_harness("on-demand", bakery, PREAMBLE)
-    result = harness.run(ScriptedClient(call("load_skill", name="custom-cake-order"), text("ok")), CAKE_REQUEST, model="m")
+    result = harness.run(ScriptedClient(call("load_skill", name="custom-cake-order"), text("ok")), CAKE_REQUEST,
+                         model="m")
     (response,) = function_responses(result.history[2])
     note, body = response.response["result"].split("\n\n", 1)
     assert note == ACTIVATION_NOTE.format(name="custom-cake-order", function="load_skill")
@@ -425,7 +430,8 @@ def test_the_none_choice_loads_nothing_and_says_to_answer(bakery):
     (load,) = harness.declarations
     assert load.parameters.properties["name"].enum == [*bakery.names, NONE]
     assert f'call load_skill with "{NONE}"' in harness.system_instruction
-    result = harness.run(ScriptedClient(call("load_skill", name=NONE), text("We do not sell wine.")), "Wine?", model="m")
+    result = harness.run(ScriptedClient(call("load_skill", name=NONE), text("We do not sell wine.")), "Wine?",
+                         model="m")
     (response,) = function_responses(result.history[2])
     assert response.response["result"] == NONE_NOTE and result.answer == "We do not sell wine."
     assert skills_loaded(result) == []  # "none" is not a skill read

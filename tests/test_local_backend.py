@@ -482,7 +482,8 @@ class RecordingServer:
         self.computed.append(prompt) if prompt.endswith(SENTINEL) else self.requests.append(request)
         if self.refuse:
             return {"error": {"type": "server_error", "message": "refused"}}
-        return {"choices": [{"text": "ok", "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
+        return {"choices": [{"text": "ok", "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
 
     def tokenize(self, text: str) -> list[int]:
         return [ord(c) for c in text]

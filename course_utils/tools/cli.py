@@ -190,7 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("folder", type=Path, nargs="?", default=Path("notebooks"))
     command.add_argument("--out", type=Path, default=Path("build/notebooks"))
     command.set_defaults(func=run_notebooks)
-    command = sub.add_parser("eval-trigger", help="measure who picks the skill on a labelled query set (first turn only)")
+    command = sub.add_parser("eval-trigger",
+                             help="measure who picks the skill on a labelled query set (first turn only)")
     command.add_argument("--skills", type=Path, default=SKILLS_DIR / "workplace", metavar="DIR",
                          help="the skill catalog (default: skills/workplace)")
     command.add_argument("--allow-untrusted-skills", action="store_true",
@@ -202,7 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="comma-separated: model (the seed's selector), model-abstain (the course's "
                               "recommended small-model selector, course_utils.abstain), similarity, hybrid (the top k "
                               "by similarity, then the model; lesson 09); default model,similarity")
-    command.add_argument("--threshold", type=float, help="similarity's cosine threshold (default: the backend's, fitted on data/dev for the local encoder)")
+    command.add_argument("--threshold", type=float,
+                         help="similarity's cosine threshold (default: the backend's, fitted on data/dev for the "
+                              "local encoder)")
     command.add_argument("--k", type=int, default=3,
                          help="how many nearest skills similarity reports and hybrid shows the model (default 3)")
     command.add_argument("--runs", type=int,
@@ -212,7 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
                               f"{SAMPLING_TEMPERATURE} for several local runs, Gemini's default on Gemini)")
     command.add_argument("--backend", choices=("auto", "local", "gemini"), default="auto")
     command.add_argument("--json", type=Path, metavar="PATH", help="write the reports as JSON")
-    command.add_argument("--plot", type=Path, metavar="PATH", help="save the histogram of similarity's top-1 scores (PNG)")
+    command.add_argument("--plot", type=Path, metavar="PATH",
+                         help="save the histogram of similarity's top-1 scores (PNG)")
     command.set_defaults(func=eval_trigger)
     from course_utils.tools import bench, fuzz, measure, models
 
