@@ -77,11 +77,25 @@ def pick_by_model(client: genai.Client, loader: SkillLoader, query: str, model: 
     `logprobs` asks for each answer token's log-probability and that many top candidates
     (`course_utils.confidence` reads the model's probability of declining from them).
     """
+    return first_turn(client, loader, query, loader.system_instruction(preamble, function=ACTIVATE),
+                      loader.tool(ACTIVATE), model=model, max_output_tokens=max_output_tokens,
+                      temperature=temperature, logprobs=logprobs)
+
+
+def first_turn(client: genai.Client, loader: SkillLoader, contents: Any, system_instruction: str, tool: types.Tool,
+               model: str = GENERATION_MODEL, max_output_tokens: int | None = None, temperature: float | None = None,
+               logprobs: int | None = None) -> Decision:
+    """One `generate_content` with automatic function calling off; the Decision is its first turn's activation.
+
+    The request of `pick_by_model` and `pick_hybrid`, which differ only in where the catalog goes. The local
+    backend caps the answer at `LOCAL_DECISION_TOKENS` unless `max_output_tokens` says otherwise.
+    `read_activation` judges the answer against `loader`, the skills the model was offered.
+    """
     if max_output_tokens is None and backend_name(client) == "local":
         max_output_tokens = LOCAL_DECISION_TOKENS
     config = types.GenerateContentConfig(
-        system_instruction=loader.system_instruction(preamble, function=ACTIVATE),
-        tools=[loader.tool(ACTIVATE)],
+        system_instruction=system_instruction,
+        tools=[tool],
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         max_output_tokens=max_output_tokens,
         temperature=temperature,
@@ -89,7 +103,7 @@ def pick_by_model(client: genai.Client, loader: SkillLoader, query: str, model: 
         logprobs=logprobs,
     )
     start = time.perf_counter()
-    response = client.models.generate_content(model=model, contents=query, config=config)
+    response = client.models.generate_content(model=model, contents=contents, config=config)
     seconds = time.perf_counter() - start
     skill, error = read_activation(response, loader)
     usage = response.usage_metadata
@@ -251,6 +265,43 @@ class SimilaritySelector:
 # ----------------------------------------------------------------- similarity shortlists, the model decides (lesson 09)
 
 
+SHORTLIST_INSTRUCTION = """{preamble}
+
+The user's message opens with <available-skills>, the skills that may fit their request.
+When the user's request matches one of these skills, call {function} with its name before you answer,
+then follow the instructions it returns. If no skill matches, do not call {function}: answer directly."""
+"""The hybrid's system instruction: `SYSTEM_TEMPLATE`'s instructions (`course_utils.skills`) without the catalog,
+which the user turn carries (`shortlist_turn`). It names no skill, so it is the same for every query."""
+
+
+def shortlist_instruction(preamble: str = "You are a helpful assistant.", function: str = ACTIVATE) -> str:
+    """The hybrid's system instruction, identical for every query and every shortlist."""
+    return SHORTLIST_INSTRUCTION.format(preamble=preamble, function=function)
+
+
+def shortlist_tool(function: str = ACTIVATE) -> types.Tool:
+    """The hybrid's activate tool: `name` is a string, with no enum of names, so the declaration is the same for
+    every shortlist. Which names are right is said by the shortlist in the user turn, and checked on the answer
+    (`read_activation` against the shortlist: any other name is an error, never a decision)."""
+    return types.Tool(function_declarations=[types.FunctionDeclaration(
+        name=function,
+        description="Load a skill's full instructions by name. The skills are listed in <available-skills>.",
+        parameters=types.Schema(
+            type=types.Type.OBJECT,
+            properties={"name": types.Schema(type=types.Type.STRING,
+                                             description="The skill's name, one of those in <available-skills>.")},
+            required=["name"],
+        ),
+    )])
+
+
+def shortlist_turn(shortlist: SkillLoader, query: str) -> types.Content:
+    """The user turn of a hybrid decision: the shortlist's catalog lines in <available-skills>, then the query,
+    each its own part."""
+    listing = f"<available-skills>\n{shortlist.catalog()}\n</available-skills>"
+    return types.Content(role="user", parts=[types.Part(text=listing), types.Part(text=query)])
+
+
 def pick_hybrid(client: genai.Client, loader: SkillLoader, selector: SimilaritySelector, query: str, k: int = 3,
                 model: str = GENERATION_MODEL, temperature: float | None = None) -> Decision:
     """Shortlist the `k` skills nearest the query by similarity, then let the model decide among them.
@@ -267,6 +318,14 @@ def pick_hybrid(client: genai.Client, loader: SkillLoader, selector: SimilarityS
     - ties keep catalog order (a stable sort): when skills score the same at the k-th place, the
       one listed first in the catalog is kept.
 
+    The prompt's layout: what is the same for every query comes first, what changes last. The system
+    instruction (`shortlist_instruction`) and the tool (`shortlist_tool`) name no skill, so they are one
+    prompt prefix for every decision: the local backend computes it once and reuses it, and Gemini's implicit
+    caching can discount it once it is long enough. The shortlist's catalog lines open the user turn, before
+    the query (`shortlist_turn`): the only text a decision computes beyond the query is those k lines. The
+    tool's `name` has no enum, since an enum of the shortlist would change the prompt's prefix with every
+    query; a name outside the shortlist is an error in the Decision, not a skill.
+
     The Decision carries:
     - `prompt_tokens`: the generation model's prompt tokens only, as the backend counted them. The
       query's embedding is *not* added: it is another model's tokens (billed at another rate on
@@ -281,7 +340,9 @@ def pick_hybrid(client: genai.Client, loader: SkillLoader, selector: SimilarityS
     row = selector.scores([query])[0]
     nearest = np.argsort(-row, kind="stable")[:k]
     top = [(selector.names[i], float(row[i])) for i in nearest]
-    decision = pick_by_model(client, loader.subset(name for name, _ in top), query, model=model, temperature=temperature)
+    shortlist = loader.subset(name for name, _ in top)
+    decision = first_turn(client, shortlist, [shortlist_turn(shortlist, query)], shortlist_instruction(),
+                          shortlist_tool(), model=model, temperature=temperature)
     return dataclasses.replace(decision, seconds=time.perf_counter() - start, score=top[0][1], top_k=tuple(top))
 
 

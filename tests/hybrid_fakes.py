@@ -12,15 +12,30 @@ from course_utils.selection import ACTIVATE
 from course_utils.skills import SkillLoader
 
 
+def listed(contents) -> list[str]:
+    """The skill names a request's user turn lists in <available-skills> (the hybrid's shortlist), in order."""
+    text = "\n".join(part.text for content in contents for part in content.parts if part.text)
+    listing = text.split("<available-skills>\n", 1)[1].split("\n</available-skills>", 1)[0]
+    return [line[2:].split(":", 1)[0] for line in listing.splitlines()]
+
+
+def offered_names(contents, config) -> list[str]:
+    """The skills a request offers: its tool's enum (the whole-catalog request) or, with none, the user turn's list."""
+    enum = config.tools[0].function_declarations[0].parameters.properties["name"].enum
+    return enum if enum else listed(contents)
+
+
 class FakeModels:
     """Answers every request with a call to activate_skill naming the first skill it was offered."""
 
     def __init__(self):
         self.requests = []
+        self.contents = []
 
     def generate_content(self, *, model, contents, config):
         self.requests.append(config)
-        offered = config.tools[0].function_declarations[0].parameters.properties["name"].enum
+        self.contents.append(contents)
+        offered = offered_names(contents, config)
         return types.GenerateContentResponse.model_validate({
             "candidates": [{"content": {"role": "model", "parts": [
                 {"function_call": {"name": ACTIVATE, "args": {"name": offered[0]}}}]}}],

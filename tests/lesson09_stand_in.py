@@ -19,10 +19,12 @@ stand-in gives any text it was not scripted for, and a text answer from the mode
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import numpy as np
 
 from course_utils.evaluation import Outcome
@@ -36,7 +38,8 @@ from course_utils.skills import SkillLoader
 WORKPLACE = SkillLoader.from_root(SKILLS_DIR / "workplace")
 GRADING = load_queries(DATA_DIR / "hybrid_grading.yaml", WORKPLACE.names)
 NONE = "none"
-"""The scripted model's decline: a call with "none" where the tool allows it (model-abstain), else a text answer."""
+"""The scripted model's decline: a call with "none" where the tool's enum lists it (model-abstain), else a text
+answer (a tool whose name is any string, as the hybrid's, is declined in text, as its instruction asks)."""
 DECAY = 0.2
 """The i-th nearest skill of a plan (from 0) scores top × (1 − DECAY × i)."""
 REST = 0.02
@@ -144,15 +147,41 @@ assert len(GRADING_PLANS) == len(GRADING), "one plan per grading query"
 PLANS = {**{q.query: p for q, p in zip(GRADING, GRADING_PLANS)}, **CHECK_PLANS}
 
 
-def script(query: str, offered: list[str], functions: list[str]) -> str | None:
-    """The stand-in's script: the plan's choice among the skills offered (an unplanned query gets a text answer)."""
-    return PLANS[query].calls(offered) if query in PLANS else None
+def script(query: str, offered: list[str], functions: list[str], none_listed: bool = True) -> str | None:
+    """The stand-in's script: the plan's choice among the skills offered (an unplanned query gets a text answer);
+    its decline is a text answer unless the request's tool lists "none" (`none_listed`)."""
+    choice = PLANS[query].calls(offered) if query in PLANS else None
+    return None if choice == NONE and not none_listed else choice
+
+
+class StandIn(ScriptedBackend):
+    """The scripted backend, its script told whether the request it answers lists "none" in a tool's enum."""
+
+    none_listed = False
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith(":generateContent"):
+            self.none_listed = NONE in _enum_values(json.loads(request.content).get("tools") or [])
+        return super().handle(request)
+
+
+def _enum_values(value: object) -> list[str]:
+    """Every value of every `enum` inside a JSON value."""
+    if isinstance(value, dict):
+        return [*value.get("enum", []), *(v for item in value.values() for v in _enum_values(item))]
+    return [v for item in value for v in _enum_values(item)] if isinstance(value, list) else []
 
 
 def stand_in() -> ScriptedBackend:
     """The stand-in backend over the workplace catalog, its cosines and decisions planned above."""
-    return ScriptedBackend(list(WORKPLACE.skills.values()), {q: p.scores() for q, p in PLANS.items()}, script,
-                           generate_delay=0.002, embed_delays=(0.002,))
+    backend: StandIn | None = None
+
+    def decide(query: str, offered: list[str], functions: list[str]) -> str | None:
+        return script(query, offered, functions, backend.none_listed)
+
+    backend = StandIn(list(WORKPLACE.skills.values()), {q: p.scores() for q, p in PLANS.items()}, decide,
+                      generate_delay=0.002, embed_delays=(0.002,))
+    return backend
 
 
 BANNER = ("Backend: the scripted stand-in of tests/lesson09_stand_in.py (a real genai.Client over httpx's "

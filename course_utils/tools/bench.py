@@ -94,9 +94,11 @@ def cold_decisions(root: Path, model: str | None, queries: list[str]) -> dict[st
 
 
 def bench_hybrid(client, loader, queries: list[str], k: int = 3) -> dict[str, Any]:
-    """`pick_hybrid` with the top `k`: the model reads a catalog of k skills, each query's shortlist a new system
-    instruction. Twice over the queries: each shortlist computed whole (bench's prefix folder starts empty,
-    `run_bench`), then restored from the prefix the first pass saved."""
+    """`pick_hybrid` with the top `k`: the model reads a catalog of k skills in the user turn, after a system
+    instruction and tool that are the same for every query (`selection.shortlist_instruction`), so one prefix is
+    reused and each decision computes its shortlist and query. Twice over the queries, as the README's table has
+    two rows for it: the first pass with bench's prefix folder empty (`run_bench`), the second after it. A
+    shortlist is no system message, so nothing of it is saved: the second pass computes what the first did."""
     from course_utils.selection import SimilaritySelector, pick_hybrid
 
     selector = SimilaritySelector(client, loader, cache=False)
