@@ -1,0 +1,109 @@
+"""Every lesson has the course's shape and stays within its budgets (DESIGN.md, "Shape of a lesson"). No kernel.
+
+Budgets: at most 35 cells, 1,000 words of prose (the References cell apart; fenced code is not prose), no
+Markdown cell over 1,200 characters, no code cell over 30 lines. Shape: a title, then the idea in one sentence
+(`**The idea:**`), the time it takes (`**Time:**`) and what the learner will do (`**You will**`); a lesson that
+measures has a "What we found" section whose sentences come from code; then the checklist and the references.
+No history: lessons never mention harness rows, records as a diary, issue numbers, commit hashes, machines or
+run dates (the development history lives in docs/lab/).
+"""
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+
+from course_utils.paths import NOTEBOOKS_DIR, REPO_ROOT
+
+ALL_LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+NOT_YET_RESHAPED = {"05", "06", "07", "08", "09", "10"}
+"""Lessons still being brought into this shape: the budget and shape checks skip them until they are (the history
+check applies to every lesson). Remove a number as its lesson is reshaped; when the set is empty, delete it."""
+LESSONS = [p for p in ALL_LESSONS if p.name[:2] not in NOT_YET_RESHAPED]
+MAX_CELLS = 35
+MAX_WORDS = 1000
+MAX_MARKDOWN_CHARS = 1200
+MAX_CODE_LINES = 30
+FENCED = re.compile(r"```.*?```", re.S)
+HISTORY = {  # pattern: what it gives away
+    r"\b(?:harness )?rows? \d+\b": "a harness row of the development diary",
+    r"\b(?:issue|pull request|PR) #?\d+\b(?!.*github\.com)": "an issue number (the course's own tracker)",
+    r"\b[0-9a-f]{7,40}\b(?=.*\bcommit\b)|\bcommit [0-9a-f]{7,40}\b": "a commit hash",
+    r"\b(?:Xeon|EPYC|Ryzen|Core i[3579])\b": "a machine",
+    r"\b(?:the (?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth) record)\b": "a record of the diary",
+    r"\b(?:[Ww]e|I) (?:tried|tuned|first tried)\b": "what was tried before",
+}
+MEASURING = {"04", "06", "07", "08", "09", "10", "11"}
+"""The lessons that measure something and so end their measurement with a "What we found" section."""
+
+
+def prose_words(cells: list) -> int:
+    """Words of Markdown prose, fenced code apart, the References cell apart."""
+    return sum(len(re.findall(r"\S*\w\S*", FENCED.sub(" ", c.source))) for c in cells
+               if c.cell_type == "markdown" and not c.source.startswith("## References"))
+
+
+def history_mentions(text: str) -> list[str]:
+    """Each history pattern found in a text (references and links apart), with what it gives away."""
+    return [f"{why}: {m.group(0)!r}" for pattern, why in HISTORY.items() for m in re.finditer(pattern, text)]
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_a_lesson_stays_within_its_budgets(path):
+    cells = nbformat.read(path, as_version=4).cells
+    problems = []
+    if len(cells) > MAX_CELLS:
+        problems.append(f"{len(cells)} cells (at most {MAX_CELLS})")
+    if (words := prose_words(cells)) > MAX_WORDS:
+        problems.append(f"{words} words of prose (at most {MAX_WORDS}, references apart)")
+    for i, cell in enumerate(cells):
+        if cell.cell_type == "markdown" and not cell.source.startswith("## References") \
+                and len(cell.source) > MAX_MARKDOWN_CHARS:
+            problems.append(f"cell {i}: {len(cell.source)} characters of Markdown (at most {MAX_MARKDOWN_CHARS})")
+        if cell.cell_type == "code" and len(cell.source.splitlines()) > MAX_CODE_LINES:
+            problems.append(f"cell {i}: {len(cell.source.splitlines())} lines of code (at most {MAX_CODE_LINES})")
+    assert not problems, f"{path.name}: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_a_lesson_opens_with_its_idea_its_time_and_what_you_will_do(path):
+    opening = nbformat.read(path, as_version=4).cells[0].source
+    for mark in ("**The idea:**", "**Time:**", "**You will**"):
+        assert mark in opening, f"{path.name}: the first cell says {mark} …"
+
+
+@pytest.mark.parametrize("path", [p for p in LESSONS if p.name[:2] in MEASURING], ids=lambda p: p.stem)
+def test_a_lesson_that_measures_says_what_it_found_from_code(path):
+    cells = nbformat.read(path, as_version=4).cells
+    heading = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and "## What we found" in c.source]
+    assert heading, f"{path.name}: a lesson that measures has a '## What we found' section"
+    following = cells[heading[0] + 1:]
+    assert following and following[0].cell_type == "code", \
+        f"{path.name}: the sentences of 'What we found' are printed by the code cell right after its heading"
+
+
+@pytest.mark.parametrize("path", [*ALL_LESSONS, REPO_ROOT / "README.md"], ids=lambda p: p.stem)
+def test_no_history_in_the_course(path):
+    if path.suffix == ".ipynb":
+        texts = [c.source for c in nbformat.read(path, as_version=4).cells if not c.source.startswith("## References")]
+    else:
+        texts = [re.sub(r"\[[^\]]*\]\(docs/lab/[^)]*\)", " ", path.read_text(encoding="utf-8"))]
+    found = [hit for text in texts for hit in history_mentions(text)]
+    assert not found, f"{path.name}: development history belongs in docs/lab/: " + "; ".join(found)
+
+
+@pytest.mark.parametrize("text, caught", [
+    ("Row 23 came from the fifth record.", True),
+    ("This was fixed in commit 4121e7a.", True),
+    ("On the AMD EPYC it took longer.", True),
+    ("We tried three wordings first.", True),
+    ("Each row of the table is one skill.", False),
+    ("The third query asks about leave.", False),
+])
+def test_the_history_detector(text, caught):
+    assert bool(history_mentions(text)) == caught
+
+
+def test_the_lessons_not_yet_reshaped_are_named_by_number():
+    assert NOT_YET_RESHAPED <= {p.name[:2] for p in ALL_LESSONS}
