@@ -791,7 +791,7 @@ def check_confident_skip(function: Callable, verbose: bool = True) -> CheckResul
         for case, margin, skip in ((CONFIDENT, 0.1, True), (CHECK_CASES[0], 0.1, False), (CONFIDENT, 0.5, False)):
             where = f"On the query {case.query!r} (lead {_lead(case):.2f}, margin={margin})"
             seen = len(backend.exchanges)
-            decision, _ = _run(lambda c, l, s, q, k: function(c, l, s, q, k=k, margin=margin),
+            decision, _ = _run(lambda c, skills, s, q, k, margin=margin: function(c, skills, s, q, k=k, margin=margin),
                                client, loader, selector, case.query, case.k, label="pick_hybrid_or_skip")
             asked = backend.generations(seen)
             if skip:

@@ -31,8 +31,8 @@ ACTIVATE = "activate_skill"
 LOCAL_DECISION_TOKENS = 32
 """Output cap of a local decision. A call to activate_skill is 15 to 21 tokens on the course's catalogs (the
 end token included; 21 the longest of the 10,014 names of lesson 10), 24 for a 64-character name, the longest the
-Agent Skills rules allow. A text answer is "no skill" from its first token: the cap cuts it (each decoded token is one forward pass,
-~50-100 ms on the 2-core machines measured, ``scripts/profile_decision.py``)."""
+Agent Skills rules allow. A text answer is "no skill" from its first token: the cap cuts it, since each decoded
+token is one forward pass of the model."""
 DEFAULT_THRESHOLDS = {"local": 0.16, "gemini": 0.6, "scripted": 0.5}
 """Default cosine thresholds per backend (each embedding model has its own score scale).
 local: fitted on the development sets (data/dev/, EN + FR pooled, 90 queries) with
@@ -240,7 +240,8 @@ class SimilaritySelector:
         vectors = self.embed([query_text(q) for q in queries])
         if self.matrix.size and vectors.shape[1] != self.matrix.shape[1]:
             raise EmbeddingError(f"{self.model} gave query vectors of size {vectors.shape[1]} but the skill vectors "
-                                 f"have size {self.matrix.shape[1]}: the embedding model changed; build the selector again")
+                                 f"have size {self.matrix.shape[1]}: the embedding model changed; "
+                                 "build the selector again")
         return cosine_matrix(vectors, self.matrix)
 
     def top(self, row: np.ndarray, k: int | None = None) -> list[tuple[str, float]]:

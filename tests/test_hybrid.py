@@ -1,4 +1,4 @@
-"""`pick_hybrid` (the reference solution of lesson 09) and `hybrid_selector`: similarity shortlists, the model decides."""
+"""`pick_hybrid` (lesson 09's reference solution) and `hybrid_selector`: similarity shortlists, the model decides."""
 from __future__ import annotations
 
 import json
