@@ -305,26 +305,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     command.add_argument("--tool-policy", choices=TOOL_POLICIES, default="one-step-at-a-time",
                          help="the per-turn tool_config the harness sends (default one-step-at-a-time, as lessons 03 "
                               "and 04 run it; none: records made before the policy moved into the harness)")
-    command.add_argument("--backend", choices=("auto", "local", "gemini"), default="auto")
-    command.add_argument("--out", type=Path, help=f"where the record goes (default {_shown(BAKERY_DIR)})")
-    command.add_argument("--limit", type=int, help="only the first N requests of the split")
+    _where_and_how_many(command, f"where the record goes (default {_shown(BAKERY_DIR)})",
+                        "only the first N requests of the split", backend=True)
     command.set_defaults(func=_refusing(bakery))
 
     command = actions.add_parser("abstention", help="the abstaining selectors on the development queries "
                                                    "(lesson 06)")
     command.add_argument("techniques", nargs="*", metavar="TECHNIQUE",
                          help="model and the techniques of course_utils.abstain (default: all of them)")
-    command.add_argument("--backend", choices=("auto", "local", "gemini"), default="auto")
-    command.add_argument("--out", type=Path, help=f"where the reports go (default {_shown(ABSTENTION_DIR)})")
-    command.add_argument("--limit", type=int, help="only the first N queries of each development file")
+    _where_and_how_many(command, f"where the reports go (default {_shown(ABSTENTION_DIR)})",
+                        "only the first N queries of each development file", backend=True)
     command.set_defaults(func=_refusing(abstention))
 
     command = actions.add_parser("native-format", help="is the local model's own <tool_call> tag among its top "
                                                       "first tokens? (development prompts)")
-    command.add_argument("--out", type=Path,
-                         help=f"where {NATIVE_FORMAT_FILE} goes (default {_shown(NATIVE_FORMAT_DIR)})")
-    command.add_argument("--limit", type=int, help="only the first N queries of each file and N bakery requests")
+    _where_and_how_many(command, f"where {NATIVE_FORMAT_FILE} goes (default {_shown(NATIVE_FORMAT_DIR)})",
+                        "only the first N queries of each file and N bakery requests", backend=False)
     command.set_defaults(func=_refusing(native_format))
+
+
+def _where_and_how_many(command: argparse.ArgumentParser, out: str, limit: str, backend: bool) -> None:
+    """The options every measurement shares: the backend (where it has a choice), the output, a limit."""
+    if backend:
+        command.add_argument("--backend", choices=("auto", "local", "gemini"), default="auto")
+    command.add_argument("--out", type=Path, help=out)
+    command.add_argument("--limit", type=int, help=limit)
 
 
 def main(argv: Sequence[str], client: genai.Client | None = None) -> int:
