@@ -37,13 +37,18 @@ from course_utils.text import shorten
 # ----------------------------------------------------------------- the stand-in's world
 
 _LIBRARY = {
-    "book-renewal": "Renews books a member has on loan and says the new due date. Use when someone wants to keep a borrowed book longer.",
-    "room-booking": "Books the library's study rooms for a date and time. Use when someone wants a room to work or meet in.",
-    "fine-payment": "Explains and settles overdue fines on a member's account. Use when someone asks what they owe or wants to pay it.",
+    "book-renewal": ("Renews books a member has on loan and says the new due date. "
+        "Use when someone wants to keep a borrowed book longer."),
+    "room-booking": ("Books the library's study rooms for a date and time. "
+        "Use when someone wants a room to work or meet in."),
+    "fine-payment": ("Explains and settles overdue fines on a member's account. "
+        "Use when someone asks what they owe or wants to pay it."),
     "event-calendar": "Lists the library's talks, workshops and readings. Use when someone asks what is on, and when.",
-    "interlibrary-loan": "Requests a book the library does not hold from a partner library. Use when a title is not in the catalogue.",
+    "interlibrary-loan": ("Requests a book the library does not hold from a partner library. "
+        "Use when a title is not in the catalogue."),
     "printing-credits": "Tops up and explains printing and copying credits. Use when someone needs to print or scan.",
-    "catalog-search": "Finds books and media in the library's catalogue by title, author or subject. Use when someone looks for a title.",
+    "catalog-search": ("Finds books and media in the library's catalogue by title, author or subject. "
+        "Use when someone looks for a title."),
     "membership-card": "Issues, renews and replaces library cards. Use when a card is new, expired, lost or damaged.",
 }
 CHECK_SKILLS = tuple(Skill(name, description, f"# {name}\n", Path("checker") / name / "SKILL.md")
@@ -110,8 +115,10 @@ DUNE = (0.34, 0.20, 0.24, 0.10, 0.27, 0.06, 0.31, 0.15)
 CHECK_CASES = (
     ScriptedCase("Can I keep 'Dune' two more weeks?", 3, DUNE, 2),
     ScriptedCase("What time is it in Tokyo right now?", 2, (0.20, 0.24, 0.10, 0.34, 0.06, 0.31, 0.15, 0.27), None),
-    ScriptedCase("I lost my card and I need to print my CV today.", 4, (0.15, 0.24, 0.27, 0.20, 0.10, 0.31, 0.06, 0.34), 4),
-    ScriptedCase("Somewhere quiet for four of us on Saturday morning?", 1, (0.24, 0.34, 0.15, 0.31, 0.06, 0.10, 0.27, 0.20), 1),
+    ScriptedCase("I lost my card and I need to print my CV today.", 4,
+                 (0.15, 0.24, 0.27, 0.20, 0.10, 0.31, 0.06, 0.34), 4),
+    ScriptedCase("Somewhere quiet for four of us on Saturday morning?", 1,
+                 (0.24, 0.34, 0.15, 0.31, 0.06, 0.10, 0.27, 0.20), 1),
     ScriptedCase("Can I keep 'Dune' two more weeks?", 1, DUNE, 1),
     ScriptedCase("Can I keep 'Dune' two more weeks?", 2, DUNE, None, branch=True),
     ScriptedCase("My card expired: can I still print here today?", 4, (0.12, 0.08, 0.10, 0.05, 0.03, 0.33, 0.07, 0.36),
@@ -290,7 +297,8 @@ def _globals_read(function: Callable) -> list[str]:
         names |= {i.argval for i in dis.get_instructions(current) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
         stack += [c for c in current.co_consts if isinstance(c, pytypes.CodeType)]
     course_types = (genai.Client, RecordingClient, SkillLoader, SimilaritySelector)
-    return sorted(n for n in names if isinstance(namespace.get(n), course_types) or hasattr(namespace.get(n), "course_backend"))
+    return sorted(n for n in names
+                  if isinstance(namespace.get(n), course_types) or hasattr(namespace.get(n), "course_backend"))
 
 
 def _snapshot(loader: SkillLoader) -> list[tuple[str, str, str]]:
@@ -401,8 +409,9 @@ class Watch:
     def refuse(self) -> None:
         """Mistake when the guard is on and the course's `pick_hybrid` ran."""
         if self.guard and "pick_hybrid" in self.ran:
-            raise Mistake(COURSE_SOLUTION, "your function calls the course's own `pick_hybrid` (course_utils.selection): "
-                          "the exercise is to write that step yourself. Shortlist with the selector it receives and "
+            raise Mistake(COURSE_SOLUTION, "your function calls the course's own `pick_hybrid` "
+                          "(course_utils.selection): the exercise is to write that step yourself. "
+                          "Shortlist with the selector it receives and "
                           "ask the model with the loader's subset; `hint(1)` gives a first step.")
 
 
@@ -419,7 +428,8 @@ def _run(function: Callable, client: Any, loader: SkillLoader, selector: Any, qu
     except NotImplementedError:
         raise Mistake("not implemented", f"`{label}` is not implemented yet.",
                       "Replace the `# YOUR CODE HERE` part of the cell above with your code, run that cell, then run "
-                      "this one again." + (" `hint(1)` gives a first step." if label == "pick_hybrid" else "")) from None
+                      "this one again."
+                      + (" `hint(1)` gives a first step." if label == "pick_hybrid" else "")) from None
     except (Exception, SystemExit) as err:
         watch.refuse()
         raise Mistake("crash", f"`{label}` crashed on the query {query!r} (k={k}).",
@@ -446,8 +456,9 @@ def _past_the_catalog(k: int, loader: SkillLoader) -> list[str]:
     size = len(getattr(loader, "skills", ()))
     if k < size:
         return []
-    return [f"Here k={k} and the catalog has {size} skills: a k at or above the catalog's size keeps the whole catalog. "
-            "A slice of argsort's order (`[:k]`) does that; np.argpartition(row, k) needs k below the row's length."]
+    return [f"Here k={k} and the catalog has {size} skills: a k at or above the catalog's size keeps the whole "
+            "catalog. A slice of argsort's order (`[:k]`) does that; "
+            "np.argpartition(row, k) needs k below the row's length."]
 
 
 def _check_offered(offered: Sequence[str], scores: dict[str, float], k: int, where: str) -> None:
@@ -467,19 +478,20 @@ def _check_offered(offered: Sequence[str], scores: dict[str, float], k: int, whe
         return
     top = ranked[:k]
     if len(offered) == len(scores) and len(scores) > k:
-        raise Mistake("whole catalog", f"{where}, the request offered the model the whole catalog ({len(scores)} skills), "
-                      f"not the {k} nearest: {', '.join(top)}.")
+        raise Mistake("whole catalog", f"{where}, the request offered the model the whole catalog "
+                      f"({len(scores)} skills), not the {k} nearest: {', '.join(top)}.")
     kth = scores[ranked[size - 1]] if size else float("inf")
     if len(offered) > size and set(offered) == {n for n in scores if scores[n] >= kth}:
         tied = [n for n in scores if scores[n] == kth]
-        raise Mistake("tie", f"{where}, the request offered {len(offered)} skills where k={k}: {' and '.join(tied)} tie "
-                      f"for place {k}, and your function kept them all. Keep exactly k: the course's solution keeps "
+        raise Mistake("tie", f"{where}, the request offered {len(offered)} skills where k={k}: "
+                      f"{' and '.join(tied)} tie for place {k}, and your function kept them all. "
+                      "Keep exactly k: the course's solution keeps "
                       "the one listed first in the catalog (a stable sort, `np.argsort(-row, kind='stable')`).")
     if len(offered) != size:
         rule = (f"the catalog has {len(scores)} skills, so a k at or above that offers them all" if k >= len(scores)
                 else "use the k your function receives")
-        raise Mistake("wrong k", f"{where}, the request offered {len(offered)} skill(s) ({', '.join(offered) or 'none'}) "
-                      f"where k={k}: {rule}.")
+        raise Mistake("wrong k", f"{where}, the request offered {len(offered)} skill(s) "
+                      f"({', '.join(offered) or 'none'}) where k={k}: {rule}.")
     if set(offered) == set(ranked[-k:]):
         raise Mistake("not ranked by score", f"{where}, the request offered the {k} skills FARTHEST from the query "
                       f"({', '.join(offered)}): argsort sorts ascending, so sort the negated scores.")
@@ -578,7 +590,8 @@ def _judge_embeddings(seen: Observed) -> None:
     asked = sum(text in (query, query_text(query)) for text in texts)
     if not asked:
         raise Mistake("query embedding", f"{where}, your function did not embed the query: it reused cosines from an "
-                      "earlier call. Take the row from the selector it receives on every call (`selector.scores([query])`).")
+                      "earlier call. Take the row from the selector it receives on every call "
+                      "(`selector.scores([query])`).")
     if len(texts) > 1:
         raise Mistake("query embedding", f"{where}, your function embedded {len(texts)} texts for one decision "
                       f"({asked} of them the query): embed the query once and keep its row.")
@@ -594,7 +607,8 @@ def _judge_tokens(seen: Observed) -> None:
 
 
 def _judge_seconds(observed: Sequence[Observed]) -> None:
-    """Each decision's seconds cover its own embedding and generation (90 % of them at least), and no more than the call.
+    """Each decision's seconds cover its own embedding and generation (90 % of them at least), and no more than the
+    call.
 
     The stand-in's embedding times vary from one request to the next, so a figure added to the model's
     seconds is too short somewhere.
@@ -705,7 +719,8 @@ def _check_real(function: Callable, client: Any, loader: SkillLoader, selector: 
 
 CONFIDENT = ScriptedCase("My library card expired yesterday, can you renew it?", 3,
                          (0.10, 0.06, 0.15, 0.20, 0.24, 0.27, 0.31, 0.62), None)
-"""A query whose nearest skill leads the second by 0.31: a margin rule of 0.1 skips the model; the model would decline."""
+"""A query whose nearest skill leads the second by 0.31: a margin rule of 0.1 skips the model; the model would
+decline."""
 MENTIONS = (("/book-renewal can I keep it one more week?", "book-renewal"),
             ("Please, @fine-payment: what do I owe?", "fine-payment"),
             ("/no-such-skill hello", None))
@@ -764,11 +779,13 @@ def check_choose_k(function: Callable, verbose: bool = True) -> CheckResult:
             raise Mistake("return type", f"choose_k returned {chosen!r}: return the k you chose, an int.")
         if chosen < best:
             missed = sum(r > chosen for r in ranks)
-            raise Mistake("k too small", f"with k={chosen} the expected skill is left out of the shortlist for {missed} of "
-                          f"the {len(ranks)} development positives; the smallest k that keeps every one is {best}.")
+            raise Mistake("k too small", f"with k={chosen} the expected skill is left out of the shortlist for "
+                          f"{missed} of the {len(ranks)} development positives; "
+                          f"the smallest k that keeps every one is {best}.")
         if chosen > best:
-            raise Mistake("k too large", f"k={chosen} reaches the same shortlist recall as k={best}, with a longer prompt: "
-                          "choose the smallest k that reaches the highest recall on the development queries.")
+            raise Mistake("k too large", f"k={chosen} reaches the same shortlist recall as k={best}, "
+                          "with a longer prompt: choose the smallest k that reaches the highest recall "
+                          "on the development queries.")
         return [f"Passed: choose_k picked k={chosen} on {len(queries)} scripted development queries "
                 f"(expected skills ranked {', '.join(map(str, ranks))}; the query that expects none was left out)."]
 
@@ -796,8 +813,8 @@ def check_confident_skip(function: Callable, verbose: bool = True) -> CheckResul
             asked = backend.generations(seen)
             if skip:
                 if asked:
-                    raise Mistake("asked the model", f"{where}, the nearest skill leads by more than the margin, but your "
-                                  "function still asked the model.")
+                    raise Mistake("asked the model", f"{where}, the nearest skill leads by more than the margin, "
+                                  "but your function still asked the model.")
                 if decision.skill != case.top()[0] or decision.prompt_tokens != 0:
                     raise Mistake("wrong skip", f"{where}, a skipped model should give the nearest skill "
                                   f"({case.top()[0]}) with 0 prompt tokens; you returned {decision.skill!r} with "
@@ -808,7 +825,8 @@ def check_confident_skip(function: Callable, verbose: bool = True) -> CheckResul
                 raise Mistake("no model call", f"{where}, the lead is below the margin, so the model must decide "
                               f"(one request); your function made {len(asked)}.")
             _check_answer(decision, asked[0].called, where)
-            lines.append(f"  {where}: asked the model, which {'declined' if asked[0].called is None else 'called ' + asked[0].called}")
+            lines.append(f"  {where}: asked the model, which "
+                         f"{'declined' if asked[0].called is None else 'called ' + asked[0].called}")
         return ["Passed: the model is skipped only when similarity leads by the margin, and decides otherwise.", *lines]
 
     return _checked(check, verbose)
