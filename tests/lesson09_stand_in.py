@@ -11,7 +11,7 @@ offered, or "none". The plans make every selector wrong somewhere, for the reaso
   hybrid then gets it right), or triggers on a near-miss;
 - the hybrid cannot choose a skill its shortlist lacks (the shortlist is a ceiling).
 
-`implied_outcomes()` is what the plans imply for the four selectors the lesson grades, decided here without
+`implied_outcomes()` is what the plans imply for the three selectors the lesson grades, decided here without
 any request, so that the test can compare the lesson's printed grade with numbers it did not read from it.
 `install()` is what the kernel's IPython startup file calls: `make_client` then returns a stand-in client.
 A query with no plan (the lesson's first cells read the English test set) gets cosine 0 with every skill, as the
@@ -218,11 +218,11 @@ def _decision(choice: str) -> Decision:
 
 
 def implied_outcomes() -> dict[str, list[Outcome]]:
-    """Each graded selector's decisions on the grading queries as the plans imply them, named as the lesson names them.
+    """Each graded selector's decisions on the English grading queries (the half the lesson grades on) as the plans
+    imply them, named as the lesson names them.
 
-    model alone and model-abstain are offered the whole catalog (the stand-in does not read their instructions,
-    so they decide alike); similarity alone takes the nearest skill when it reaches the threshold; the hybrid
-    offers the model the K nearest.
+    model alone is offered the whole catalog; similarity alone takes the nearest skill when it reaches the
+    threshold; the tested hybrid offers the model the K nearest.
     """
     def similarity(p: Plan) -> Decision:
         nearest = p.shortlist(1)[0]
@@ -230,11 +230,10 @@ def implied_outcomes() -> dict[str, list[Outcome]]:
 
     deciders = {
         "model alone": lambda p: _decision(p.calls(WORKPLACE.names)),
-        "model-abstain": lambda p: _decision(p.calls(WORKPLACE.names)),
         "similarity alone": similarity,
-        "your hybrid k=3": lambda p: _decision(p.calls(p.shortlist(K))),
+        "tested hybrid k=3": lambda p: _decision(p.calls(p.shortlist(K))),
     }
-    return {name: [Outcome(q, (decide(p),)) for q, p in zip(GRADING, GRADING_PLANS)]
+    return {name: [Outcome(q, (decide(p),)) for q, p in zip(GRADING, GRADING_PLANS) if q.lang == "en"]
             for name, decide in deciders.items()}
 
 
