@@ -134,13 +134,15 @@ def sampled(client, catalogs: Catalogs, query, index: int) -> None:
 def multi_turn(client, catalogs: Catalogs, query, index: int) -> None:
     """The same query, an `activate_skill` call and its response, then the model's text (the skill's turn)."""
     from course_utils.selection import ACTIVATE
+    from course_utils.tool_policy import one_step_at_a_time
 
     name = query.expected or catalogs.workplace.names[index % len(catalogs.workplace.names)]
     history = [types.Content(role="user", parts=[types.Part.from_text(text=query.query)]),
                types.Content(role="model", parts=[types.Part.from_function_call(name=ACTIVATE, args={"name": name})]),
                types.Content(role="user", parts=[types.Part.from_function_response(
                    name=ACTIVATE, response={"result": f'The skill "{name}" is active. Answer the user now.'})])]
-    result = _run(client, catalogs.workplace, history, max_output_tokens=4)
+    # The harness's policy: a selection made is not offered again, so the skill's turn is text (NONE).
+    result = _run(client, catalogs.workplace, history, max_output_tokens=4, tool_policy=one_step_at_a_time)
     assert [c.role for c in result.history] == ["user", "model", "user", "model"]  # it answered after the response
 
 

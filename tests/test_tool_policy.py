@@ -90,7 +90,7 @@ def contract_config(mode: Mode | None, allowed: list[str] | None) -> types.Gener
         mode=mode, allowed_function_names=allowed)) if mode else None
     return types.GenerateContentConfig(
         system_instruction=BAKERY.system_instruction(ASSISTANT_PREAMBLE),
-        tools=[types.Tool(function_declarations=[LOAD, CALENDAR])], tool_config=calling, max_output_tokens=12,
+        tools=[types.Tool(function_declarations=[LOAD, CALENDAR])], tool_config=calling, max_output_tokens=64,
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
 
 
