@@ -10,8 +10,8 @@ with `tool_policy=one_step_at_a_time`, `refuse_repeats=True` and `stop_at_tools=
 runs it; `--tool-policy none` leaves the policy out) on the backend `make_client()` picks: once
 greedily (`--samples 0`), or `--samples N` times at `--temperature` (run k of a request seeded with
 `run_seed(request, k)`, k = 1…N). It writes data/measured/bakery/<split>_<label>.json (the backend, the date, the
-settings and every checklist) and prints the summary. A record is never overwritten. Lesson 04 reads test.json, a
-record of the first test split (its requests are dev requests now). Harness changes are compared on `dev`. The
+settings and every checklist) and prints the summary. A record is never overwritten. Lesson 04 reads test_fresh.json,
+the record of the test split's one run. Harness changes are compared on `dev`. The
 `test` split is run once, with the finished harness: the command refuses to run it when a record of any of its
 requests exists, and the look goes in docs/lab/test-sets.md.
 
