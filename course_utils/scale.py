@@ -22,7 +22,7 @@ import random
 import re
 import tempfile
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from google import genai
 
-from course_utils.backend.client import EMBEDDING_MODEL, backend_name
+from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_name
 from course_utils.cache import cache_dir, locked
 from course_utils.faults import EmbeddingError
 from course_utils.selection import (
@@ -45,6 +45,7 @@ from course_utils.selection import (
     with_explicit,
 )
 from course_utils.skills import Skill, SkillLoader
+from course_utils.stats import Rate
 from course_utils.tokens import estimate_tokens
 
 SYNTHETIC_ROOT = Path("synthetic")
@@ -52,7 +53,14 @@ SYNTHETIC_ROOT = Path("synthetic")
 CATALOG_TOKEN_BUDGET = 10_000
 """Below this many catalog tokens the model reads the whole catalog (the low end of the 10–20k rule)."""
 PRESELECT_K = 10
-"""How many skills similarity keeps for the model once a catalog is too large to send whole."""
+"""How many skills similarity keeps for the model once a catalog is too large to send whole, when no shortlist
+recall has been measured (with a measured recall, `decision_rule` chooses k)."""
+CATALOG_WINDOW_SHARE = 0.5
+"""The largest share of the model's context window the catalog may take: the rest is the conversation's (the
+instruction, the query, a loaded body, tool results and the answer)."""
+RECALL_TARGET = 0.9
+"""The shortlist recall the rule asks of a top-k shortlist: at least this share of the labelled positives keep
+their expected skill among the k (a skill left out of the shortlist cannot be chosen)."""
 
 DOMAINS = (
     "accounting", "logistics", "procurement", "payroll", "recruiting", "legal", "marketing", "sales",
@@ -372,25 +380,75 @@ class IndexedSelector(SimilaritySelector):
 # ----------------------------------------------------------------- the decision rule
 
 
+def context_window(client: genai.Client, model: str = GENERATION_MODEL) -> int:
+    """The context window, in tokens, of the model that answers `model` on this client: the local llama.cpp
+    server's context (`backend.local.llm.CONTEXT_TOKENS`), or the input token limit Gemini reports for it."""
+    if backend_name(client) == "local":
+        from course_utils.backend.local.llm import CONTEXT_TOKENS
+
+        return CONTEXT_TOKENS
+    limit = client.models.get(model=model).input_token_limit
+    if not limit:
+        raise ValueError(f"{model} reports no input token limit: pass the context window yourself")
+    return int(limit)
+
+
+def catalog_budget(window: int, budget: int = CATALOG_TOKEN_BUDGET, share: float = CATALOG_WINDOW_SHARE) -> int:
+    """The catalog tokens a model with a context window of `window` tokens can afford: the course's `budget`, or
+    `share` of the window when that is less (a catalog must leave the conversation room)."""
+    return min(budget, int(window * share))
+
+
 @dataclass(frozen=True)
 class Strategy:
-    """How to pick a skill for a catalog of a given size, and why."""
+    """How to pick a skill for a catalog of a given size, and why; `advice` says what to do when the shortlist's
+    measured recall falls short of the target (empty otherwise)."""
 
     name: str
     reason: str
+    k: int | None = None
+    advice: str = ""
 
 
-def decision_rule(catalog_tokens: int, budget: int = CATALOG_TOKEN_BUDGET, k: int = PRESELECT_K) -> Strategy:
+def decision_rule(catalog_tokens: int, budget: int = CATALOG_TOKEN_BUDGET, k: int = PRESELECT_K, *,
+                  recall: Mapping[int, Rate] | None = None, skill_tokens: float | None = None,
+                  target: float = RECALL_TARGET) -> Strategy:
     """The course's rule: the model reads the whole catalog while it fits the budget, else a top-k shortlist.
 
-    Similarity alone never decides to activate, and an explicit `/skill-name` always wins (see
-    `rule_selector`).
+    Without `recall`, the shortlist keeps `k` skills. With `recall` (the measured shortlist recall for each k, on
+    this catalog and encoder), k is the smallest whose recall reaches `target`, among the shortlists the budget
+    holds (`skill_tokens` catalog tokens a skill, when given). When none reaches it, the rule keeps the longest
+    shortlist the budget holds and says what to try: a larger k where the budget allows it, another encoder,
+    embedding the body as well as the description, or a model with a larger context window.
+
+    Similarity alone never decides to activate, and an explicit `/skill-name` always wins (see `rule_selector`).
+    Use `catalog_budget` for the budget of a given context window.
     """
     if catalog_tokens <= budget:
         return Strategy("model", f"the catalog ({catalog_tokens:,} tokens) fits the {budget:,}-token budget: "
                                  "the model reads every description and can say none")
-    return Strategy(f"hybrid top {k}", f"the catalog ({catalog_tokens:,} tokens) exceeds the {budget:,}-token "
-                                       f"budget: similarity keeps {k} skills, the model decides among them")
+    over = f"the catalog ({catalog_tokens:,} tokens) exceeds the {budget:,}-token budget"
+    if not recall:
+        return Strategy(f"hybrid top {k}", f"{over}: similarity keeps {k} skills, the model decides among them", k)
+    room = int(budget // skill_tokens) if skill_tokens else max(recall)
+    held = {size: rate for size, rate in sorted(recall.items()) if size <= room}
+    if not held:
+        raise ValueError(f"no measured k fits the budget (it holds {room} skills); measure recall at smaller k")
+    reaching = [size for size, rate in held.items() if rate.value >= target]
+    chosen = reaching[0] if reaching else max(held)
+    rate = held[chosen]
+    measured = (f"the expected skill is in the top {chosen} for {rate.successes} of {rate.n} positives "
+                f"({rate.value:.0%}, 95 % CI {rate.low:.0%}–{rate.high:.0%})")
+    if reaching:
+        return Strategy(f"hybrid top {chosen}", f"{over}; {measured}, at least the {target:.0%} asked: similarity "
+                                                f"keeps {chosen} skills, the model decides among them", chosen)
+    tries = ([f"a larger k (the budget holds {room} skills; recall was measured up to {max(recall)})"]
+             if max(recall) < room else [])
+    tries += ["another encoder", "retrieval on the body as well as the description",
+              "a model with a larger context window, whose budget holds a longer shortlist"]
+    return Strategy(f"hybrid top {chosen}", f"{over}; the longest shortlist the budget holds falls short of the "
+                                            f"{target:.0%} recall asked: {measured}", chosen,
+                    "Recall falls: try " + ", ".join(tries[:-1]) + f", or {tries[-1]}.")
 
 
 def rule_selector(client: genai.Client, loader: SkillLoader, selector: SimilaritySelector | None = None,

@@ -16,11 +16,8 @@ import pytest
 
 from course_utils.paths import NOTEBOOKS_DIR, REPO_ROOT
 
-ALL_LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
-NOT_YET_RESHAPED = {"10"}
-"""Lessons still being brought into this shape: the budget and shape checks skip them until they are (the history
-check applies to every lesson). Remove a number as its lesson is reshaped; when the set is empty, delete it."""
-LESSONS = [p for p in ALL_LESSONS if p.name[:2] not in NOT_YET_RESHAPED]
+LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+
 MAX_CELLS = 35
 MAX_WORDS = 1000
 MAX_MARKDOWN_CHARS = 1200
@@ -83,7 +80,7 @@ def test_a_lesson_that_measures_says_what_it_found_from_code(path):
         f"{path.name}: the sentences of 'What we found' are printed by the code cell right after its heading"
 
 
-@pytest.mark.parametrize("path", [*ALL_LESSONS, REPO_ROOT / "README.md"], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [*LESSONS, REPO_ROOT / "README.md"], ids=lambda p: p.stem)
 def test_no_history_in_the_course(path):
     if path.suffix == ".ipynb":
         texts = [c.source for c in nbformat.read(path, as_version=4).cells if not c.source.startswith("## References")]
@@ -104,6 +101,3 @@ def test_no_history_in_the_course(path):
 def test_the_history_detector(text, caught):
     assert bool(history_mentions(text)) == caught
 
-
-def test_the_lessons_not_yet_reshaped_are_named_by_number():
-    assert NOT_YET_RESHAPED <= {p.name[:2] for p in ALL_LESSONS}

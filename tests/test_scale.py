@@ -7,6 +7,9 @@ from course_utils.paths import SKILLS_DIR
 from course_utils.scale import (
     CATALOG_TOKEN_BUDGET,
     COMBINATIONS,
+    RECALL_TARGET,
+    catalog_budget,
+    context_window,
     decision_rule,
     render_skill_md,
     rule_selector,
@@ -14,6 +17,7 @@ from course_utils.scale import (
     with_distractors,
 )
 from course_utils.selection import Decision
+from course_utils.stats import Rate
 from course_utils.skills import MAX_DESCRIPTION, SkillLoader, parse_skill
 from course_utils.tokens import estimate_tokens
 
@@ -66,6 +70,39 @@ def test_the_rule_lets_the_model_read_a_small_catalog_and_shortlists_a_large_one
     large = decision_rule(CATALOG_TOKEN_BUDGET + 1, k=10)
     assert large.name == "hybrid top 10"
     assert "10,001" in large.reason
+
+
+def test_the_budget_is_the_course_budget_or_half_the_window_when_that_is_less():
+    assert catalog_budget(1_048_576) == CATALOG_TOKEN_BUDGET
+    assert catalog_budget(8_192) == 4_096
+
+
+def test_the_context_window_of_the_local_model_is_its_server_context():
+    from course_utils.backend.local.llm import CONTEXT_TOKENS
+
+    class Local:
+        course_backend = type("B", (), {"name": "local"})()
+
+    assert context_window(Local()) == CONTEXT_TOKENS
+
+
+def test_a_measured_recall_chooses_the_smallest_k_that_reaches_the_target_within_the_budget():
+    recall = {1: Rate.of(14, 24), 3: Rate.of(20, 24), 10: Rate.of(23, 24), 40: Rate.of(24, 24)}
+    rule = decision_rule(20_000, 4_000, recall=recall, skill_tokens=100)
+    assert (rule.name, rule.k, rule.advice) == ("hybrid top 10", 10, "")
+    assert "23 of 24 positives" in rule.reason
+
+
+def test_when_recall_falls_the_rule_keeps_the_longest_shortlist_the_budget_holds_and_says_what_to_try():
+    recall = {1: Rate.of(5, 24), 10: Rate.of(12, 24), 30: Rate.of(15, 24), 60: Rate.of(22, 24)}
+    rule = decision_rule(900_000, 4_000, recall=recall, skill_tokens=100)  # the budget holds 40 skills
+    assert (rule.name, rule.k) == ("hybrid top 30", 30)
+    assert "15 of 24" in rule.reason and f"{RECALL_TARGET:.0%}" in rule.reason
+    for remedy in ("another encoder", "the body as well as the description", "larger context window"):
+        assert remedy in rule.advice
+    assert "a larger k" not in rule.advice  # recall was measured past what the budget holds
+    short = decision_rule(900_000, 4_000, recall={1: Rate.of(5, 24), 10: Rate.of(12, 24)}, skill_tokens=100)
+    assert "a larger k (the budget holds 40 skills" in short.advice
 
 
 class _NoModel:
