@@ -182,14 +182,29 @@ from test_determinism import ask
 from course_utils.backend.client import make_client
 from course_utils.backend.local.llm import get_llm
 from course_utils.skills import SkillLoader
+from test_determinism import RecordingServer
 
-llm, computed = get_llm(), []
-complete = llm._complete
-llm._complete = lambda request: computed.append(complete(request)) or computed[-1]
+llm = get_llm()
+llm.server = recording = RecordingServer(llm.server)
 client, loader = make_client("local", verbose=False), SkillLoader.from_root(sys.argv[2])
 asked = [ask(client, loader, request) for request in json.loads(sys.argv[3])]
-print(json.dumps({"asked": asked, "computed_tokens": sum(r["timings"]["prompt_n"] for r in computed)}))
+print(json.dumps({"asked": asked, "computed_tokens": sum(r["timings"]["prompt_n"] for _, r in recording.completions)}))
 """
+
+
+class RecordingServer:
+    """A `LlamaServer` seen from outside: every completion goes through to it and is kept, with its request."""
+
+    def __init__(self, server: Any) -> None:
+        self.server, self.completions = server, []
+
+    def complete(self, request: dict[str, Any]) -> dict[str, Any]:
+        response = self.server.complete(request)
+        self.completions.append((request, response))
+        return response
+
+    def __getattr__(self, name: str) -> Any:  # tokenize, slot, build: the server's own
+        return getattr(self.server, name)
 
 
 def _fresh_process(requests: list[str], prefix_folder: Path) -> dict:
@@ -230,13 +245,13 @@ def test_the_shared_prefix_is_reused_between_decisions(local_client, catalogs):
 
     loader, queries = catalogs.workplace, [q.query for q in catalogs.queries]
     pick_by_model(local_client, loader, queries[0])
-    llm, seen = get_llm(), []
-    original = llm._complete
-    llm._complete = lambda request: seen.append((request, original(request))) or seen[-1][1]
+    llm = get_llm()
+    llm.server = recording = RecordingServer(llm.server)
     try:
         decision = pick_by_model(local_client, loader, queries[1])
     finally:
-        del llm._complete
+        llm.server = recording.server
+    seen = recording.completions
     answering = [response["timings"] for request, response in seen if "grammar" in request]
     first = answering[0]
     assert first["cache_n"] + first["prompt_n"] == decision.prompt_tokens

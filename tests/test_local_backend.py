@@ -455,17 +455,6 @@ def test_second_encoder_gives_unit_vectors_of_its_own_size(local_client) -> None
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
-
-def test_the_weights_are_not_kept_twice_in_memory():
-    """llama.cpp's repacked copy of the mmap'd weights doubled their resident size (issue #16's peak memory)."""
-    import xllamacpp
-
-    from course_utils.backend.local.llm import llama_params
-
-    params = llama_params(xllamacpp, "model.gguf", 8192, None)
-    assert params.no_extra_bufts is True and params.n_ctx == 8192
-
-
 class RecordingServer:
     """llama.cpp replaced: `computed` lists the prefill pieces, `requests` the answers' requests; a token is a
     character; `refuse` makes it refuse everything."""
