@@ -24,7 +24,7 @@ from google.genai import types
 from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_name
 from course_utils.cache import EmbeddingCache
 from course_utils.faults import EmbeddingError, check_vectors
-from course_utils.skills import Skill, SkillLoader
+from course_utils.skills import DECLINE, LOAD_RULE, Skill, SkillLoader, load_declaration
 from course_utils.tokens import estimate_tokens
 
 ACTIVATE = "activate_skill"
@@ -269,31 +269,23 @@ class SimilaritySelector:
 SHORTLIST_INSTRUCTION = """{preamble}
 
 The user's message opens with <available-skills>, the skills that may fit their request.
-When the user's request matches one of these skills, call {function} with its name before you answer,
-then follow the instructions it returns. If no skill matches, do not call {function}: answer directly."""
-"""The hybrid's system instruction: `SYSTEM_TEMPLATE`'s instructions (`course_utils.skills`) without the catalog,
-which the user turn carries (`shortlist_turn`). It names no skill, so it is the same for every query."""
+""" + LOAD_RULE
+"""The hybrid's system instruction: the catalog's rule (`course_utils.skills.LOAD_RULE`) without the catalog, which
+the user turn carries (`shortlist_turn`). It names no skill, so it is the same for every query."""
 
 
 def shortlist_instruction(preamble: str = "You are a helpful assistant.", function: str = ACTIVATE) -> str:
     """The hybrid's system instruction, identical for every query and every shortlist."""
-    return SHORTLIST_INSTRUCTION.format(preamble=preamble, function=function)
+    return SHORTLIST_INSTRUCTION.format(preamble=preamble, function=function,
+                                        decline=DECLINE[False].format(function=function))
 
 
 def shortlist_tool(function: str = ACTIVATE) -> types.Tool:
     """The hybrid's activate tool: `name` is a string, with no enum of names, so the declaration is the same for
     every shortlist. Which names are right is said by the shortlist in the user turn, and checked on the answer
     (`read_activation` against the shortlist: any other name is an error, never a decision)."""
-    return types.Tool(function_declarations=[types.FunctionDeclaration(
-        name=function,
-        description="Load a skill's full instructions by name. The skills are listed in <available-skills>.",
-        parameters=types.Schema(
-            type=types.Type.OBJECT,
-            properties={"name": types.Schema(type=types.Type.STRING,
-                                             description="The skill's name, one of those in <available-skills>.")},
-            required=["name"],
-        ),
-    )])
+    return types.Tool(function_declarations=[
+        load_declaration(function, "The skill's name, one of those in <available-skills>.")])
 
 
 def shortlist_turn(shortlist: SkillLoader, query: str) -> types.Content:

@@ -307,11 +307,15 @@ def catalog_line(name: str, description: str) -> str:
     return f"- {name}: {description}" if description else f"- {name}"
 
 
+LOAD_RULE = """When the user's request matches one of these skills, call {function} with its name before you answer,
+then follow the instructions it returns. If no skill matches, {decline}."""
+"""How the model is asked to use the load tool: the catalog's system instruction holds it, and so does the hybrid's
+(`selection.SHORTLIST_INSTRUCTION`), whose catalog is in the user turn."""
+
 SYSTEM_TEMPLATE = """{preamble}
 
 <available-skills>
-When the user's request matches one of these skills, call {function} with its name before you answer,
-then follow the instructions it returns. If no skill matches, {decline}.
+""" + LOAD_RULE + """
 {catalog}
 </available-skills>"""
 
@@ -319,6 +323,20 @@ DECLINE = {False: "do not call {function}: answer directly",
            True: 'call {function} with "{none}", then answer directly'}
 """What the catalog asks when no skill matches: answer without the load tool, or load the name `none` (see
 `function_declaration`)."""
+
+
+def load_declaration(function: str, about: str, names: list[str] | None = None) -> types.FunctionDeclaration:
+    """The declaration of a tool that loads a skill by `name`: `about` describes the parameter, `names` (when given)
+    is its enum."""
+    return types.FunctionDeclaration(
+        name=function,
+        description="Load a skill's full instructions by name. The skills are listed in <available-skills>.",
+        parameters=types.Schema(
+            type=types.Type.OBJECT,
+            properties={"name": types.Schema(type=types.Type.STRING, enum=names, description=about)},
+            required=["name"],
+        ),
+    )
 
 
 class SkillLoader:
@@ -371,15 +389,7 @@ class SkillLoader:
         the name that means "no skill")."""
         names, about = (self.names, "The skill's name.") if none is None else (
             [*self.names, none], f'The skill\'s name, or "{none}" when no skill matches.')
-        return types.FunctionDeclaration(
-            name=function,
-            description="Load a skill's full instructions by name. The skills are listed in <available-skills>.",
-            parameters=types.Schema(
-                type=types.Type.OBJECT,
-                properties={"name": types.Schema(type=types.Type.STRING, enum=names, description=about)},
-                required=["name"],
-            ),
-        )
+        return load_declaration(function, about, names)
 
     def tool(self, function: str = "load_skill") -> types.Tool:
         """The load tool wrapped as a `types.Tool`, ready for `GenerateContentConfig(tools=[…])`."""
