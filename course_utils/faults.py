@@ -49,7 +49,7 @@ def _api_reason(err: errors.APIError) -> str:
     message = err.message or str(err.details)
     if err.code in _HINTS:
         hint = _HINTS[err.code]
-    elif isinstance(err, errors.ServerError):
+    elif isinstance(err, errors.ServerError) and err.status != "FAILED_PRECONDITION":
         hint = "the server failed: try again later; the Gemini client retries these"
     else:
         hint = ""

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from google import genai
 
-from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_name
+from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_name, backend_of
 from course_utils.cache import cache_dir, locked
 from course_utils.faults import EmbeddingError
 from course_utils.selection import (
@@ -382,11 +382,12 @@ class IndexedSelector(SimilaritySelector):
 
 def context_window(client: genai.Client, model: str = GENERATION_MODEL) -> int:
     """The context window, in tokens, of the model that answers `model` on this client: the local llama.cpp
-    server's context (`backend.local.llm.CONTEXT_TOKENS`), or the input token limit Gemini reports for it."""
+    server's context (the model file's, at most `backend.local.model_file.CONTEXT_TOKENS`), or the input token
+    limit Gemini reports for it."""
     if backend_name(client) == "local":
-        from course_utils.backend.local.llm import CONTEXT_TOKENS
+        from course_utils.backend.local.model_file import load_model
 
-        return CONTEXT_TOKENS
+        return load_model(backend_of(client).model_file).context
     limit = client.models.get(model=model).input_token_limit
     if not limit:
         raise ValueError(f"{model} reports no input token limit: pass the context window yourself")

@@ -7,8 +7,8 @@ import socket
 
 import pytest
 
-from course_utils.backend.local.llm import default_llm_name
-from course_utils.backend.local.models import FETCH_COMMAND, status
+from course_utils.backend.local.model_file import model_choice
+from course_utils.backend.local.models import FETCH_COMMAND, MODELS, status
 
 
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -46,7 +46,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     `make test` has fetched it: a missing model there must fail, not pass quietly."""
     if item.get_closest_marker("model") is None or os.environ.get("CI"):
         return
-    model = status(default_llm_name())
+    choice = model_choice()
+    if choice not in MODELS:
+        return  # a GGUF path: the tests' own error says when it is missing
+    model = status(choice)
     if not model.verified:
         pytest.skip(f"needs the local model file {model.path}: run `{FETCH_COMMAND}` "
                     "(make setup does)")

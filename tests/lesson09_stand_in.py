@@ -188,7 +188,7 @@ BANNER = ("Backend: the scripted stand-in of tests/lesson09_stand_in.py (a real 
           "MockTransport; scripted decisions and embeddings, no model).")
 
 
-def make_client(backend: str = "auto", *, local_model: str | None = None, verbose: bool = True):
+def make_client(backend: str = "auto", *, model_file: str | None = None, verbose: bool = True):
     """`course_utils.backend.client.make_client` as the test's kernel sees it: a stand-in client, whatever is asked."""
     if verbose:
         print(BANNER)

@@ -33,28 +33,16 @@ from typing import Any
 import pytest
 from google.genai import types
 
-from course_utils.backend.local.llm import render_chatml
+from chat_models import render_qwen
+
 from course_utils.paths import DATA_DIR, SKILLS_DIR
-
-
-def test_rendering_is_qwens_chatml_with_tool_turns_grouped():
-    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "Q"},
-                {"role": "assistant", "content": '{"name": "f", "arguments": {}}'},
-                {"role": "tool", "content": "R1"}, {"role": "tool", "content": "R2"}]
-    text, cuts = render_chatml(messages)
-    assert text == ("<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nQ<|im_end|>\n"
-                    '<|im_start|>assistant\n{"name": "f", "arguments": {}}<|im_end|>\n'
-                    "<|im_start|>user\n<tool_response>\nR1\n</tool_response>\n<tool_response>\nR2\n</tool_response>"
-                    "<|im_end|>\n<|im_start|>assistant\n")
-    assert [text[:c].endswith("<|im_end|>\n") for c in cuts] == [True] * 4  # one per turn, tools grouped
-    assert cuts[-1] == len(text) - len("<|im_start|>assistant\n")
 
 
 def test_checkpoints_are_message_ends_only():
     """A long system message with paragraph breaks is one piece: the prompt is cut where a message ends, nowhere
     else, so the same messages are always computed in the same pieces."""
     long = ("word " * 120 + "\n\n") * 3
-    text, cuts = render_chatml([{"role": "system", "content": long}, {"role": "user", "content": "q"}])
+    text, cuts = render_qwen([{"role": "system", "content": long}, {"role": "user", "content": "q"}])
     assert len(cuts) == 2 and all(text[:c].endswith("<|im_end|>\n") for c in cuts)
 
 

@@ -14,6 +14,8 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
+from chat_models import SENTINEL, qwen_model, render_qwen
+
 from course_utils.backend.client import (
     LOCAL_BASE_URL,
     backend_name,
@@ -30,7 +32,8 @@ from course_utils.backend.local.app import (
 )
 from course_utils.backend.declarations import gemini_schema_to_json_schema, parse_declaration
 from course_utils.backend.local.embed import strip_task_prefix
-from course_utils.backend.local.llm import SENTINEL, Completion, ContextOverflow, default_llm_name, get_llm
+from course_utils.backend.local.llm import Completion, ContextOverflow, get_llm
+from course_utils.backend.local.model_file import model_choice
 from course_utils.backend.local.models import MODELS
 
 pytestmark = pytest.mark.usefixtures("no_network")
@@ -244,7 +247,7 @@ def test_malformed_request_surfaces_as_client_error(local_client) -> None:
 
 def test_missing_model_file_says_how_to_fetch(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.setenv("COURSE_MODELS_DIR", str(tmp_path))
-    other = next(name for name in MODELS if name != default_llm_name())  # never loaded here
+    other = next(name for name in MODELS if name != model_choice())  # never loaded here
     client = _client_for(LocalGeminiApp(other).wsgi)
     with pytest.raises(errors.ServerError) as caught:
         client.models.generate_content(model=MODEL, contents="hi")
@@ -481,17 +484,16 @@ class RecordingServer:
 def recording_llm(context: int = 8192):
     """A `LocalLLM` talking to a `RecordingServer` (its `server`)."""
     from course_utils.backend.local.llm import LocalLLM
-    from course_utils.backend.local.models import DEFAULT_MODEL
 
-    return LocalLLM(DEFAULT_MODEL, RecordingServer(), context=context)
+    return LocalLLM(qwen_model(context), RecordingServer())
 
 
 def test_each_request_cuts_the_last_answer_off_at_its_messages_checkpoint() -> None:
     from course_utils.backend.local.llm import LLMError
 
-    llm, system = recording_llm(), ("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
-                                    "assistant.<|im_end|>\n")
-    hello, bye = [{"role": "user", "content": "hello"}], [{"role": "user", "content": "bye"}]
+    llm, system = recording_llm(), "<|im_start|>system\nBe brief.<|im_end|>\n"
+    hello = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hello"}]
+    bye = [hello[0], {"role": "user", "content": "bye"}]
     llm.chat(hello)
     assert llm.server.computed == [system + SENTINEL, system + "<|im_start|>user\nhello<|im_end|>\n" + SENTINEL]
     before = len(llm.server.computed)
@@ -507,10 +509,8 @@ def test_each_request_cuts_the_last_answer_off_at_its_messages_checkpoint() -> N
 
 
 def test_tokens_are_counted_by_the_tokenizer_and_an_overlong_prompt_is_refused_before_any_request() -> None:
-    from course_utils.backend.local.llm import render_chatml
-
     llm, messages = recording_llm(context=200), [{"role": "user", "content": "hello"}]
-    assert llm.count_tokens(messages) == len(render_chatml(messages)[0])
+    assert llm.count_tokens(messages) == len(render_qwen(messages)[0])
     with pytest.raises(ContextOverflow, match=r"The input has \d{3} tokens; the local model.s context is 200 tokens"):
         llm.chat([{"role": "user", "content": "x" * 200}])
     assert llm.server.requests == llm.server.computed == []

@@ -47,7 +47,7 @@ def _spec(sha256: str | None = None) -> ModelSpec:
     return ModelSpec(name="fake", filename="fake.gguf", size=len(joined),
                      sha256=sha256 or hashlib.sha256(joined).hexdigest(),
                      package="fake-chunk-part{n}", version="0.1.0", parts=len(CHUNKS),
-                     description="a fake model")
+                     description="a fake model", display="Fake")
 
 
 @pytest.fixture

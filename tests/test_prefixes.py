@@ -12,9 +12,10 @@ import time
 import pytest
 
 from course_utils.backend.local import prefixes
-from course_utils.backend.local.llm import SENTINEL, LLMError, LocalLLM, Refused, render_chatml
-from course_utils.backend.local.models import DEFAULT_MODEL
+from course_utils.backend.local.llm import LLMError, LocalLLM, Refused
 from course_utils.backend.local.prefixes import PrefixFolder, prefix_dir, prefix_name
+from chat_models import SENTINEL, qwen_model
+from chat_models import render_qwen
 
 SYSTEM = "You pick skills.\n\n" + "- a-skill: does a thing\n" * 120  # longer than MIN_PREFIX_CHARS
 
@@ -47,15 +48,15 @@ class FakeServerLLM(LocalLLM):
     """A LocalLLM talking to a `FakeServer`; `computed` and `slots` are the server's."""
 
     def __init__(self, folder: PrefixFolder | None, refuse_restore: bool = False) -> None:
-        super().__init__(DEFAULT_MODEL, FakeServer(folder, refuse_restore), folder)
+        super().__init__(qwen_model(), FakeServer(folder, refuse_restore), folder)
         self.computed, self.slots = self.server.computed, self.server.slots
 
     def ask(self, query: str, system: str = SYSTEM) -> list[str]:
         """Prefill one decision's prompt; returns its checkpoint prefixes."""
-        text, cuts = render_chatml([{"role": "system", "content": system}, {"role": "user", "content": query}])
-        self._prefill(text, cuts)
+        prompt = self.model.template.prompt([{"role": "system", "content": system}, {"role": "user", "content": query}])
+        self._prefill(prompt, SENTINEL)
         self._dirty = True  # the answer
-        return [text[:cut] for cut in cuts]
+        return [prompt.text[:cut] for cut in prompt.cuts]
 
 
 def system_computed(llm: FakeServerLLM) -> bool:
@@ -76,7 +77,7 @@ def test_a_prefix_is_saved_the_first_time_a_process_computes_it_and_restored_by_
     first.computed.clear()
     first.ask("profile this CSV")
     assert first.slots[1:] == [("restore", name)]  # written once; the cut after the catalog is a restore
-    assert first.computed == [render_chatml([{"role": "system", "content": SYSTEM},
+    assert first.computed == [render_qwen([{"role": "system", "content": SYSTEM},
                                              {"role": "user", "content": "profile this CSV"}])[0].removesuffix(
         "<|im_start|>assistant\n") + SENTINEL]  # no sentinel computed to cut the last answer off: only the query
     assert saved_files(tmp_path) == [name, f"{name}.json"]
@@ -134,8 +135,8 @@ def test_after_a_refused_restore_every_piece_is_computed_from_an_empty_cache(tmp
 def test_a_short_system_message_is_never_saved(tmp_path):
     llm = FakeServerLLM(PrefixFolder(tmp_path))
     for query in ("one", "two", "three"):
-        text, cuts = render_chatml([{"role": "system", "content": "Be brief."}, {"role": "user", "content": query}])
-        llm._prefill(text, cuts)
+        llm._prefill(llm.model.template.prompt([{"role": "system", "content": "Be brief."},
+                                                {"role": "user", "content": query}]), SENTINEL)
         llm._dirty = True
     assert llm.slots == [] and saved_files(tmp_path) == []
 

@@ -1,6 +1,8 @@
 """Synthetic catalogs and the decision rule (lesson 10)."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from course_utils.paths import SKILLS_DIR
@@ -77,13 +79,16 @@ def test_the_budget_is_the_course_budget_or_half_the_window_when_that_is_less():
     assert catalog_budget(8_192) == 4_096
 
 
-def test_the_context_window_of_the_local_model_is_its_server_context():
-    from course_utils.backend.local.llm import CONTEXT_TOKENS
+def test_the_context_window_of_the_local_model_is_the_one_its_file_runs_with(monkeypatch):
+    from course_utils.backend.local import model_file
+
+    asked = []
+    monkeypatch.setattr(model_file, "load_model", lambda choice: asked.append(choice) or SimpleNamespace(context=2048))
 
     class Local:
-        course_backend = type("B", (), {"name": "local"})()
+        course_backend = SimpleNamespace(name="local", model_file="/models/tiny.gguf")
 
-    assert context_window(Local()) == CONTEXT_TOKENS
+    assert context_window(Local()) == 2048 and asked == ["/models/tiny.gguf"]
 
 
 def test_a_measured_recall_chooses_the_smallest_k_that_reaches_the_target_within_the_budget():

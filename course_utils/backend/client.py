@@ -41,6 +41,8 @@ class Backend:
     """The HTTP options `make_client` built the client with (retries, timeout, base URL); None if unknown."""
     key_variable: str | None = field(default=None, compare=False)
     """The environment variable the API key was read from (the key itself is not kept here)."""
+    model_file: str | None = field(default=None, compare=False)
+    """On the local backend, the model asked for: a published model's name or a GGUF path."""
 
     def generation_label(self) -> str:
         """The model that made a decision, e.g. 'Qwen2.5-Coder-1.5B (local)' or 'gemini-2.5-flash'."""
@@ -98,11 +100,12 @@ def gemini_client() -> genai.Client:
     return client
 
 
-def local_client(local_model: str | None = None) -> genai.Client:
-    """A real genai.Client served in-process by the local app (no network)."""
+def local_client(model_file: str | os.PathLike | None = None) -> genai.Client:
+    """A real genai.Client served in-process by the local app (no network), on `model_file`: a published model's
+    name or a GGUF path (default: env COURSE_LOCAL_MODEL, else Qwen2.5-Coder-1.5B)."""
     from course_utils.backend.local.app import get_app
 
-    app = get_app(local_model)
+    app = get_app(model_file)
     options = types.HttpOptions(
         base_url=LOCAL_BASE_URL, api_version="v1beta",
         httpx_client=httpx.Client(transport=httpx.WSGITransport(app=app.wsgi),
@@ -115,17 +118,20 @@ def local_client(local_model: str | None = None) -> genai.Client:
     return client
 
 
-def local_backend(llm_name: str, embedder: str | None = None) -> Backend:
-    """The local models that answer for the Gemini names: a Qwen2.5-Coder size, and USE (or E5)."""
+def local_backend(model_file: str | os.PathLike, embedder: str | None = None) -> Backend:
+    """The local models that answer for the Gemini names: the GGUF chat model, and USE (or E5)."""
     from course_utils.backend.local.embed import DISPLAY_NAMES, USE_NAME
+    from course_utils.backend.local.model_file import display_name
 
-    size = llm_name.removeprefix("qwen2.5-coder-").upper()
-    return Backend("local", f"Qwen2.5-Coder-{size}", DISPLAY_NAMES[embedder or USE_NAME])
+    return Backend("local", display_name(model_file), DISPLAY_NAMES[embedder or USE_NAME], model_file=str(model_file))
 
 
-def make_client(backend: str = "auto", *, local_model: str | None = None,
+def make_client(backend: str = "auto", *, model_file: str | os.PathLike | None = None,
                 verbose: bool = True) -> genai.Client:
-    """Gemini if a key is set (or backend="gemini"), else the local backend; prints which."""
+    """Gemini if a key is set (or backend="gemini"), else the local backend; prints which.
+
+    `model_file` picks the local model: a published model's name or the path of a GGUF chat model (default: env
+    COURSE_LOCAL_MODEL, else Qwen2.5-Coder-1.5B)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     use_gemini = backend == "gemini" or (backend == "auto" and gemini_key() is not None)
@@ -135,7 +141,7 @@ def make_client(backend: str = "auto", *, local_model: str | None = None,
                   "Unset GEMINI_API_KEY and GOOGLE_API_KEY (or pass backend='local') "
                   "to run offline.")
     else:
-        client = local_client(local_model)
+        client = local_client(model_file)
         backend = backend_of(client)
         banner = (f"Backend: local ({backend.generation_model} answering for {GENERATION_MODEL}, "
                   f"{backend.embedding_model} for {EMBEDDING_MODEL}; in-process). Set GEMINI_API_KEY to use Gemini.")

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
-from course_utils.backend.local.models import MODELS
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -68,7 +67,7 @@ from course_utils.skills import SkillLoader
 
 model, root, queries = sys.argv[1] or None, sys.argv[2], json.loads(sys.argv[3])
 get_llm(model)
-client, loader = make_client("local", local_model=model, verbose=False), SkillLoader.from_root(root)
+client, loader = make_client("local", model_file=model, verbose=False), SkillLoader.from_root(root)
 start = time.perf_counter()
 pick_by_model(client, loader, queries[0])
 seconds = time.perf_counter() - start
@@ -190,7 +189,7 @@ def _run_bench(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     embed(["warm up"])
     results["embedder_load_s"] = round(time.perf_counter() - start, 3)
-    client = make_client("local", local_model=args.model, verbose=False)
+    client = make_client("local", model_file=args.model, verbose=False)
     results["llm"] = backend_of(client).generation_label()
     results |= cold_decisions(root, args.model, queries)
     results |= bench_decisions(client, loader, queries)
@@ -255,8 +254,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``bench`` subcommand."""
     bench = subparsers.add_parser("bench", help="time the local backend on this machine")
     bench.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
-    bench.add_argument("--model", choices=list(MODELS), default=None,
-                       help="local LLM (default: env COURSE_LOCAL_LLM or the 1.5B model)")
+    bench.add_argument("--model", default=None, help="local LLM: a published model's name or a GGUF path "
+                       "(default: env COURSE_LOCAL_MODEL, else the 1.5B model)")
     bench.add_argument("--queries", type=int, default=20,
                        help="warm decisions to time, the first N queries of data/dev/trigger_dev.yaml")
     bench.add_argument("--readme", metavar="PATH", help="also write the figures' table into this README")

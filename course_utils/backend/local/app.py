@@ -22,13 +22,10 @@ from typing import Any
 
 from course_utils.backend.declarations import Declaration, InvalidRequest, Json, function_calling, parse_declarations
 from course_utils.backend.local import embed as embedding
-from course_utils.backend.local.llm import (
-    Completion,
-    ContextOverflow,
-    Message,
-    default_llm_name,
-    get_llm,
-)
+from course_utils.backend.local.chat_template import TemplateError
+from course_utils.backend.local.gguf import NotAModelFile
+from course_utils.backend.local.llm import Completion, ContextOverflow, Message, get_llm
+from course_utils.backend.local.model_file import NoChatTemplate, model_choice
 from course_utils.backend.local.models import MODELS, ModelFileMissing
 from course_utils.backend.wire import ApiError, InProcessApp
 
@@ -49,7 +46,7 @@ def resolve_model(model: str, default_llm: str) -> Target:
     """Map a model name to a local model; 404 listing the accepted names otherwise.
 
     ``gemini-*`` names containing "embedding" go to USE, other ``gemini-*`` names to the
-    default local LLM; the local names pick a model explicitly.
+    default local LLM (a published model's name or a GGUF path); the published names pick a model explicitly.
     """
     if model in embedding.DIMENSIONS:
         return Target("embed", model)
@@ -268,7 +265,8 @@ def generate_content(request: Json, target: Target) -> Json:
     """Serve ``generateContent``."""
     prompt = build_prompt(request)
     options = _generation_options(request)
-    completion = get_llm(target.name).chat(prompt.messages, grammar=prompt.grammar, **options)
+    llm = get_llm(target.name)
+    completion = llm.chat(prompt.messages, grammar=prompt.grammar, **options)
     finish = "MAX_TOKENS" if completion.finish_reason == "length" else "STOP"
     candidate: Json = {"content": {"role": "model", "parts": answer_parts(completion, prompt.grammar is not None)},
                        "finishReason": finish, "index": 0}
@@ -282,7 +280,7 @@ def generate_content(request: Json, target: Target) -> Json:
                           "candidatesTokenCount": completion.completion_tokens,
                           "totalTokenCount": completion.prompt_tokens
                           + completion.completion_tokens},
-        "modelVersion": f"{target.name} (local)",
+        "modelVersion": f"{llm.model.name} (local)",
     }
 
 
@@ -346,10 +344,11 @@ HANDLERS: dict[str, tuple[str, Handler]] = {
 class LocalGeminiApp(InProcessApp):
     """The Gemini-compatible app on the local models (``wire.InProcessApp`` gives it its WSGI and ASGI entries)."""
 
-    errors = {ContextOverflow: 400, ModelFileMissing: 503}
+    errors = {ContextOverflow: 400, TemplateError: 400, ModelFileMissing: 503, NotAModelFile: 503,
+              NoChatTemplate: 503}
 
     def __init__(self, llm_name: str | None = None) -> None:
-        self.llm_name = llm_name or default_llm_name()
+        self.llm_name = model_choice(llm_name)
 
     def serve(self, model: str, method: str, payload: Json) -> Json:
         """Answer one request with the handler of its method, on the model its name resolves to."""
@@ -365,8 +364,8 @@ _APPS_LOCK = threading.Lock()
 
 
 def get_app(llm_name: str | None = None) -> LocalGeminiApp:
-    """The shared app for an LLM name; models load on the first request that needs them."""
-    name = llm_name or default_llm_name()
+    """The shared app for a published model's name or a GGUF path; models load on the first request that needs them."""
+    name = model_choice(llm_name)
     with _APPS_LOCK:
         if name not in _APPS:
             _APPS[name] = LocalGeminiApp(name)

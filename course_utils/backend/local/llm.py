@@ -1,4 +1,4 @@
-"""The local LLM: a Qwen2.5-Coder GGUF file run in this process by llama.cpp's server (``xllamacpp``).
+"""The local LLM: a GGUF chat model (``model_file``) run in this process by llama.cpp's server (``xllamacpp``).
 
 ``LlamaServer`` is what the model runs in: one llama.cpp server per model and process, with one slot. Completions go
 through xllamacpp's in-process call. That call has no tokenizer and no way to save or restore the slot's KV cache,
@@ -8,12 +8,12 @@ so those two go over loopback to the HTTP listener the same server opens on 127.
 ``LocalLLM`` asks it for chat completions. Decoding is greedy unless a temperature is given. Same prompt, same
 answer, whatever ran before: llama.cpp keeps the KV cache of the previous prompt and reuses its longest common
 prefix, but a token's values depend (in the last bits) on the batch it was computed in, so a prompt reached from
-another history could decode differently. So the prompt is rendered as text (Qwen's ChatML, as its chat template
-writes it) and cut at *checkpoints*, the end of each message. Each message is computed as one batch starting at the
-previous checkpoint (and followed by a sentinel token, which the next piece overwrites), and the final request
-computes only the assistant header and the answer. Every token is therefore computed the same way for the same
-text, while the shared system message (instructions and catalog) is computed once per process and reused, and
-saved on disk for the next processes (``prefixes``).
+another history could decode differently. So the prompt is rendered as text (by the model's own chat template,
+``chat_template``) and cut at *checkpoints*, the end of each message. Each message is computed as one batch
+starting at the previous checkpoint (and followed by a sentinel token, which the next piece overwrites), and the
+final request computes only the generation header and the answer. Every token is therefore computed the same way
+for the same text, while the shared system message (instructions and catalog) is computed once per process and
+reused, and saved on disk for the next processes (``prefixes``).
 """
 
 from __future__ import annotations
@@ -29,15 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from course_utils.backend.local.models import DEFAULT_MODEL, get_spec, require_model
+from course_utils.backend.local.chat_template import RenderedPrompt
+from course_utils.backend.local.model_file import LocalModel, load_model, model_choice
 from course_utils.backend.local.prefixes import MIN_PREFIX_CHARS, PrefixFolder, open_prefix_folder, prefix_name
 
-LLM_ENV = "COURSE_LOCAL_LLM"
-CONTEXT_TOKENS = 8192
 DEFAULT_MAX_OUTPUT_TOKENS = 512
-SENTINEL = "<|endoftext|>"
-"""Ends every prefill piece: a token no rendered message contains, so the next request's common
-prefix with the cache stops exactly at the piece's checkpoint."""
 _CACHE: dict[str, LocalLLM] = {}
 _CACHE_LOCK = threading.Lock()
 
@@ -71,43 +67,6 @@ class Completion:
     finish_reason: str  # "stop" or "length"
     cached_tokens: int = 0  # prompt tokens reused from the KV cache instead of computed
     logprobs: list[dict[str, Any]] | None = None  # per generated token: token, logprob, top_logprobs (if asked)
-
-
-def render_chatml(messages: Sequence[Message]) -> tuple[str, list[int]]:
-    """The prompt as Qwen2.5's chat template writes it (no ``tools`` passed), and its checkpoints.
-
-    Checkpoints are the character offsets where messages end (consecutive tool messages share one ``user``
-    turn, as the template groups them). The text ends with the generation header ``<|im_start|>assistant\n``.
-    """
-    items = list(messages)
-    parts: list[str] = []
-    cuts: list[int] = []
-    if not items or items[0].get("role") != "system":
-        parts.append("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. "
-                     "You are a helpful assistant.<|im_end|>\n")
-        cuts.append(len(parts[0]))
-    for index, message in enumerate(items):
-        role, content = message.get("role"), message.get("content")
-        text = content if isinstance(content, str) else ""
-        if role != "tool":
-            parts.append(f"<|im_start|>{role}\n{text}<|im_end|>\n")
-        else:
-            opens = index == 0 or items[index - 1].get("role") != "tool"
-            closes = index == len(items) - 1 or items[index + 1].get("role") != "tool"
-            parts.append(("<|im_start|>user" if opens else "") + f"\n<tool_response>\n{text}\n</tool_response>"
-                         + ("<|im_end|>\n" if closes else ""))
-            if not closes:
-                continue
-        cuts.append(sum(map(len, parts)))
-    parts.append("<|im_start|>assistant\n")
-    return "".join(parts), cuts
-
-
-def default_llm_name() -> str:
-    """The configured local LLM: env COURSE_LOCAL_LLM, else the 1.5B model."""
-    name = os.environ.get(LLM_ENV) or DEFAULT_MODEL
-    get_spec(name)
-    return name
 
 
 def llama_params(xllamacpp, path: str | Path, context: int, slot_dir: Path | None) -> Any:
@@ -167,16 +126,18 @@ class LlamaServer:
 
 
 class LocalLLM:
-    """A chat model served by `server` (a `LlamaServer`); thread-safe (one request at a time, under a lock).
+    """`model` served by `server` (a `LlamaServer`); thread-safe (one request at a time, under a lock).
 
-    `prefixes`, if given, is the folder where the system message's KV cache is saved and restored.
+    `prefixes`, if given, is the folder where the system message's KV cache is saved and restored. Each piece the
+    cache holds ends with a *sentinel*, a special token the prompt does not contain, so the next request's common
+    prefix with the cache stops exactly at the piece's checkpoint.
     """
 
-    def __init__(self, name: str, server: Any, prefixes: PrefixFolder | None = None,
-                 context: int = CONTEXT_TOKENS) -> None:
-        self.name = name
+    def __init__(self, model: LocalModel, server: Any, prefixes: PrefixFolder | None = None,
+                 context: int | None = None) -> None:
+        self.model = model
         self.server = server
-        self.context = context
+        self.context = context or model.context
         self._prefixes = prefixes
         self._lock = threading.Lock()
         self._pieces: list[str] = []  # the checkpoint prefixes the KV cache holds (see _prefill)
@@ -196,7 +157,8 @@ class LocalLLM:
         log-probability and the ``top_logprobs`` most likely tokens at its position, from the softmax of the
         model's logits (before the grammar: a candidate may be a token the grammar would not have allowed).
         """
-        text, cuts = render_chatml(messages)
+        prompt = self.model.template.prompt(messages)
+        text = prompt.text
         request: dict[str, Any] = {"prompt": text, "n_predict": max_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
                                    "temperature": 0.0 if temperature is None else temperature, "cache_prompt": True}
         optional = {"seed": seed, "top_p": top_p, "top_k": top_k, "grammar": grammar,
@@ -207,7 +169,7 @@ class LocalLLM:
                 size = len(self.server.tokenize(text))
                 if size >= self.context:
                     raise ContextOverflow(size, self.context)
-            self._prefill(text, cuts)
+            self._prefill(prompt, self.model.template.sentinel(text))
             self._dirty = True
             response = self._complete(request)
         choice, usage = response["choices"][0], response["usage"]
@@ -222,7 +184,7 @@ class LocalLLM:
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
         """The prompt tokens of these messages, counted by the model's tokenizer (none computed)."""
-        return len(self.server.tokenize(render_chatml(messages)[0]))
+        return len(self.server.tokenize(self.model.template.render(messages)))
 
     def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
         response = self.server.complete(request)
@@ -237,33 +199,34 @@ class LocalLLM:
         """Compute `prompt` into the cache (one new piece and the sentinel); nothing is sampled."""
         self._complete({"prompt": prompt, "n_predict": 1, "temperature": 0.0, "cache_prompt": True})
 
-    def _prefill(self, text: str, cuts: Sequence[int]) -> None:
+    def _prefill(self, prompt: RenderedPrompt, sentinel: str) -> None:
         """Leave in the cache exactly the checkpoints of `text`, each message computed from the last.
 
         ``self._pieces`` lists the checkpoint prefixes the cache holds. The common ones are kept; if the
         cache holds anything past them (the previous answer, or another prompt's messages), a sentinel at the
         last common checkpoint cuts it off (with nothing in common, a lone sentinel empties the cache); then
         each missing message is computed. The system message is restored from disk instead when it was saved
-        (``prefixes``), and saved the first time it is computed. A cut exactly after it is a restore too:
+        (``prefixes``), and saved the first time it is computed (only when the first checkpoint is the system
+        message's own, `system_cut`). A cut exactly after it is a restore too:
         reading the file back is cheaper than computing a sentinel, and leaves the same state.
         """
-        checkpoints = [text[:cut] for cut in cuts]
+        checkpoints = [prompt.text[:cut] for cut in prompt.cuts]
         kept = 0
         while kept < min(len(checkpoints), len(self._pieces)) and self._pieces[kept] == checkpoints[kept]:
             kept += 1
-        name = self._prefix_name(checkpoints[0])
+        name = self._prefix_name(checkpoints[0]) if prompt.system_cut else None
         if name and (kept == 0 or (kept == 1 and (self._dirty or len(self._pieces) > 1))):
             if self._restore(name):
                 self._pieces, self._dirty, kept = checkpoints[:1], False, 1
             kept = min(kept, len(self._pieces))  # a refused restore leaves nothing known in the cache
         if self._dirty or kept < len(self._pieces):
             self._pieces = self._pieces[:kept]
-            self._compute((checkpoints[kept - 1] if kept else "") + SENTINEL)
+            self._compute((checkpoints[kept - 1] if kept else "") + sentinel)
             self._dirty = False
             if kept == 1:
                 self._save(name)
         for index in range(kept, len(checkpoints)):
-            self._compute(checkpoints[index] + SENTINEL)
+            self._compute(checkpoints[index] + sentinel)
             self._pieces.append(checkpoints[index])
             if index == 0:
                 self._save(name)
@@ -272,7 +235,7 @@ class LocalLLM:
         """The saved-prefix file name of the system message, or None if it is not worth a file."""
         if self._prefixes is None or len(system) < MIN_PREFIX_CHARS:
             return None
-        return prefix_name(get_spec(self.name).sha256, self.server.build, self.context, [system])
+        return prefix_name(self.model.sha256, self.server.build, self.context, [system])
 
     def _save(self, name: str | None) -> None:
         """The cache ends at the system message: save it unless it is on disk already."""
@@ -305,12 +268,14 @@ class LocalLLM:
         return True
 
 
-def get_llm(name: str | None = None) -> LocalLLM:
-    """The shared LocalLLM for a model name (default: ``default_llm_name()``), its server started on first use."""
-    name = name or default_llm_name()
+def get_llm(choice: str | os.PathLike | None = None) -> LocalLLM:
+    """The shared LocalLLM for a published model's name or a GGUF path (default: ``model_file.model_choice()``),
+    its server started on first use."""
+    choice = model_choice(choice)
     with _CACHE_LOCK:
-        if name not in _CACHE:
+        if choice not in _CACHE:
+            model = load_model(choice)
             prefixes = open_prefix_folder()
-            server = LlamaServer(require_model(name), CONTEXT_TOKENS, prefixes.folder if prefixes else None)
-            _CACHE[name] = LocalLLM(name, server, prefixes)
-        return _CACHE[name]
+            server = LlamaServer(model.path, model.context, prefixes.folder if prefixes else None)
+            _CACHE[choice] = LocalLLM(model, server, prefixes)
+        return _CACHE[choice]

