@@ -29,7 +29,10 @@ def test_bench_times_cosine_and_top_k_on_random_unit_vectors_without_a_model(mon
 
 def test_bench_json_carries_topk_10000_ms_and_the_machine(monkeypatch, tmp_path):
     """`bench` with every model-bound step stubbed: the JSON keeps the new field and the machine fields."""
-    monkeypatch.setattr(course_utils.backend.local.llm, "get_llm", lambda name=None: None)
+    model_file = tmp_path / "model.gguf"
+    model_file.write_bytes(b"GGUF" + bytes(60))
+    llm = SimpleNamespace(model=SimpleNamespace(path=model_file), context=4096)
+    monkeypatch.setattr(course_utils.backend.local.llm, "get_llm", lambda name=None: llm)
     monkeypatch.setattr(course_utils.backend.local.embed, "embed", lambda texts: np.ones((len(texts), 512), np.float32))
     monkeypatch.setattr(course_utils.backend.client, "make_client", lambda *a, **kw: SimpleNamespace())
     monkeypatch.setattr(course_utils.backend.client, "backend_of",
@@ -49,6 +52,7 @@ def test_bench_json_carries_topk_10000_ms_and_the_machine(monkeypatch, tmp_path)
     figures = json.loads(out.read_text())
     assert figures["topk_10000_ms"] == 1.235
     assert figures["machine"]["cores"] >= 1 and figures["machine"]["cpu"]
+    assert (figures["llm"], figures["llm_file_bytes"], figures["llm_context"]) == ("stub", 64, 4096)
 
 
 def test_the_lab_notes_table_is_the_recorded_bench_run():

@@ -171,6 +171,8 @@ def _run_bench(args: argparse.Namespace) -> int:
     from course_utils.backend.client import backend_of, make_client
     from course_utils.backend.local.embed import embed
     from course_utils.backend.local.llm import get_llm
+    from course_utils.backend.local.gguf import NotAModelFile
+    from course_utils.backend.local.model_file import NoChatTemplate
     from course_utils.backend.local.models import ModelFileMissing
     from course_utils.queries import load_queries
     from course_utils.skills import SkillLoader
@@ -181,11 +183,12 @@ def _run_bench(args: argparse.Namespace) -> int:
     queries = queries[: args.queries]
     try:
         start = time.perf_counter()
-        get_llm(args.model)
-    except ModelFileMissing as error:
+        llm = get_llm(args.model)
+    except (ModelFileMissing, NotAModelFile, NoChatTemplate) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    results: dict[str, Any] = {"llm_load_s": round(time.perf_counter() - start, 3)}
+    results: dict[str, Any] = {"llm_load_s": round(time.perf_counter() - start, 3),
+                               "llm_file_bytes": llm.model.path.stat().st_size, "llm_context": llm.context}
     start = time.perf_counter()
     embed(["warm up"])
     results["embedder_load_s"] = round(time.perf_counter() - start, 3)

@@ -77,6 +77,7 @@ def llama_params(xllamacpp, path: str | Path, context: int, slot_dir: Path | Non
     params.n_parallel = 1  # one slot: its KV cache is the reused prompt prefix
     params.cache_prompt = True
     params.cache_ram_mib = 0  # no host-memory prompt cache: the slot holds only what `_prefill` left
+    params.swa_full = True  # a sliding-window model (Gemma 3) keeps every position, so a prefix can be reused
     params.no_extra_bufts = True  # no repacked second copy of the mmap'd weights: it would double their memory
     params.cpuparams.n_threads = os.cpu_count() or 1
     params.cpuparams_batch.n_threads = os.cpu_count() or 1
