@@ -58,8 +58,11 @@ def decline_probabilities(client: genai.Client, loader: SkillLoader, queries: Se
     """The model's probability of declining for each query (the seed's selector, first turn only).
 
     On the local backend each answer is cut at its decision point (`DECISION_POINT_TOKENS`); Gemini's answer is
-    left uncapped (its thinking tokens count against a cap).
+    left uncapped (its thinking tokens count against a cap). An OpenAI-compatible server answers in its model's own
+    tool-call format, whose decision point is not known here: every probability is None.
     """
+    if backend_name(client) == "openai":  # a server's own tool-call format has no known decision point
+        return [None for _ in queries]
     cap = DECISION_POINT_TOKENS if backend_name(client) == "local" else None
     return [decline_probability(pick_by_model(client, loader, q.query, max_output_tokens=cap,
                                               logprobs=TOP_CANDIDATES).raw)

@@ -382,12 +382,17 @@ class IndexedSelector(SimilaritySelector):
 
 def context_window(client: genai.Client, model: str = GENERATION_MODEL) -> int:
     """The context window, in tokens, of the model that answers `model` on this client: the local llama.cpp
-    server's context (the model file's, at most `backend.local.model_file.CONTEXT_TOKENS`), or the input token
-    limit Gemini reports for it."""
+    server's context (the model file's, at most `backend.local.model_file.CONTEXT_TOKENS`), the one an
+    OpenAI-compatible server is said to have (`openai_compatible.context_tokens`), or the input token limit Gemini
+    reports for it."""
     if backend_name(client) == "local":
         from course_utils.backend.local.model_file import load_model
 
         return load_model(backend_of(client).model_file).context
+    if backend_name(client) == "openai":
+        from course_utils.backend.openai_compatible import context_tokens
+
+        return context_tokens()
     limit = client.models.get(model=model).input_token_limit
     if not limit:
         raise ValueError(f"{model} reports no input token limit: pass the context window yourself")

@@ -20,7 +20,7 @@ GENERATION_MODEL = os.environ.get("COURSE_MODEL", "gemini-2.5-flash")
 EMBEDDING_MODEL = os.environ.get("COURSE_EMBEDDING_MODEL", "gemini-embedding-2")
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 LOCAL_BASE_URL = "http://local-gemini"
-BACKENDS = ("auto", "gemini", "local")
+BACKENDS = ("auto", "gemini", "local", "openai")
 RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504]
 REQUEST_TIMEOUT_MS = 120_000
 """A Gemini request with no answer after two minutes ends in a ReadTimeout, which the client retries."""
@@ -34,7 +34,7 @@ class Backend:
     so a local result is never shown under a Gemini model's name.
     """
 
-    name: str  # "local" or "gemini"
+    name: str  # "local", "gemini" or "openai" (an OpenAI-compatible server, with local embeddings)
     generation_model: str
     embedding_model: str
     http_options: types.HttpOptions | None = field(default=None, compare=False, repr=False)
@@ -44,8 +44,14 @@ class Backend:
     model_file: str | None = field(default=None, compare=False)
     """On the local backend, the model asked for: a published model's name or a GGUF path."""
 
+    server: str | None = field(default=None, compare=False)
+    """On the openai backend, the server's host and port."""
+
     def generation_label(self) -> str:
-        """The model that made a decision, e.g. 'Qwen2.5-Coder-1.5B (local)' or 'gemini-2.5-flash'."""
+        """The model that made a decision, e.g. 'Qwen2.5-Coder-1.5B (local)', 'gemini-2.5-flash' or
+        'qwen2.5:7b (OpenAI-compatible server at 127.0.0.1:11434)'."""
+        if self.name == "openai":
+            return f"{self.generation_model} (OpenAI-compatible server at {self.server})"
         return f"{self.generation_model} (local)" if self.name == "local" else self.generation_model
 
     def embedding_label(self, model: str = EMBEDDING_MODEL) -> str:
@@ -53,7 +59,7 @@ class Backend:
         itself; on any other backend (the scripted stand-in of `course_utils.scripted`), its own encoder."""
         if self.name == "gemini":
             return model
-        if self.name != "local":
+        if self.name not in ("local", "openai"):
             return self.embedding_model
         from course_utils.backend.local.embed import DISPLAY_NAMES
 
@@ -126,16 +132,41 @@ def local_backend(model_file: str | os.PathLike, embedder: str | None = None) ->
     return Backend("local", display_name(model_file), DISPLAY_NAMES[embedder or USE_NAME], model_file=str(model_file))
 
 
+def openai_client() -> genai.Client:
+    """A real genai.Client whose generation goes to the OpenAI-compatible server of COURSE_OPENAI_BASE_URL
+    (``backend.openai_compatible``), its embeddings to the local encoders."""
+    from course_utils.backend.local.embed import DISPLAY_NAMES, USE_NAME
+    from course_utils.backend.openai_compatible import get_app
+
+    app = get_app()
+    options = types.HttpOptions(
+        base_url=LOCAL_BASE_URL, api_version="v1beta",
+        httpx_client=httpx.Client(transport=httpx.WSGITransport(app=app.wsgi), base_url=LOCAL_BASE_URL),
+        httpx_async_client=httpx.AsyncClient(transport=httpx.ASGITransport(app=app.asgi), base_url=LOCAL_BASE_URL),
+    )
+    client = genai.Client(api_key="local", http_options=options)
+    client.course_backend = Backend("openai", app.endpoint.model, DISPLAY_NAMES[USE_NAME], http_options=options,
+                                    server=app.endpoint.host)
+    return client
+
+
 def make_client(backend: str = "auto", *, model_file: str | os.PathLike | None = None,
                 verbose: bool = True) -> genai.Client:
-    """Gemini if a key is set (or backend="gemini"), else the local backend; prints which.
+    """An OpenAI-compatible server if COURSE_OPENAI_BASE_URL is set (or backend="openai"), else Gemini if a key is
+    set (or backend="gemini"), else the local backend; prints which.
 
     `model_file` picks the local model: a published model's name or the path of a GGUF chat model (default: env
     COURSE_LOCAL_MODEL, else Qwen2.5-Coder-1.5B)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    use_gemini = backend == "gemini" or (backend == "auto" and gemini_key() is not None)
-    if use_gemini:
+    use_openai = backend == "openai" or (backend == "auto" and bool(os.environ.get("COURSE_OPENAI_BASE_URL")))
+    use_gemini = backend == "gemini" or (backend == "auto" and not use_openai and gemini_key() is not None)
+    if use_openai:
+        client = openai_client()
+        label = backend_of(client).generation_label()
+        banner = (f"Backend: {label} answering for {GENERATION_MODEL}, embeddings local. "
+                  "Unset COURSE_OPENAI_BASE_URL (or pass backend='local') to use the local model.")
+    elif use_gemini:
         client = gemini_client()
         banner = (f"Backend: Gemini ({GENERATION_MODEL}, {EMBEDDING_MODEL}). "
                   "Unset GEMINI_API_KEY and GOOGLE_API_KEY (or pass backend='local') "
