@@ -23,7 +23,14 @@ from google import genai
 from google.genai import types
 
 from course_utils.backend.client import GENERATION_MODEL, backend_name
-from course_utils.selection import ACTIVATE, LOCAL_DECISION_TOKENS, Decision, pick_by_model, read_activation
+from course_utils.selection import (
+    ACTIVATE,
+    LOCAL_DECISION_TOKENS,
+    SERVER_DECISION_TOKENS,
+    Decision,
+    pick_by_model,
+    read_activation,
+)
 from course_utils.skills import SkillLoader
 
 NONE = "none"
@@ -63,8 +70,10 @@ EXAMPLES = """How to decide, shown on skills that are not in this catalog:
 
 
 def _output_cap(client: genai.Client, tokens: int | None) -> int | None:
-    """The local backend's answer cap (Gemini is left uncapped: its thinking counts against it)."""
-    return tokens if backend_name(client) == "local" else None
+    """The local backend's answer cap, or an OpenAI-compatible server's (Gemini is left uncapped: its thinking
+    counts against it)."""
+    backend = backend_name(client)
+    return tokens if backend == "local" else SERVER_DECISION_TOKENS if backend == "openai" else None
 
 
 def _forced(function: str) -> types.ToolConfig:

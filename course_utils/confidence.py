@@ -24,7 +24,11 @@ TOP_CANDIDATES = 20
 """Alternatives asked for per token: Gemini's maximum, enough to hold both branches at the decision point."""
 BRANCHES = {"name": "call", "text": "decline"}
 """The local backend's answer opens `{"name": …` (a call) or `{"text": …` (a text answer): the decision point
-is the first answer token that is one of these words."""
+is the answer token right after that opening `{"`, when it is one of these words."""
+OPENING = '{"'
+"""What the local answer writes before its decision point. An answer that opens otherwise (a server's own
+tool-call format such as Qwen's `<tool_call>` tags, a plain text reply) has no decision point here, even if the
+word "name" comes later."""
 DECISION_POINT_TOKENS = 2
 """The local answer reaches its decision point at its second token (``{"``, then ``name`` or ``text``): greedy
 decoding makes those tokens and their probabilities the same whatever the cap, so `decline_probabilities` stops
@@ -33,7 +37,8 @@ the answer there instead of decoding the rest of the call (about 17 tokens, each
 
 def decline_probability(response: Any) -> float | None:
     """P(text answer) at the decision point, renormalised over the two branches; None when the response
-    carries no log-probabilities or no token that opens either branch (a backend may return none).
+    carries no log-probabilities (a backend may return none) or has no decision point: its answer does not open
+    with `OPENING` followed by a word of `BRANCHES`.
 
     A branch missing from the top candidates gets probability 0: it was less likely than all of them.
     """
@@ -41,8 +46,10 @@ def decline_probability(response: Any) -> float | None:
     result = candidate.logprobs_result if candidate is not None else None
     if result is None or not result.chosen_candidates:
         return None
+    opened = ""
     for chosen, top in zip(result.chosen_candidates, result.top_candidates or []):
-        if (chosen.token or "").strip() in BRANCHES:
+        token = (chosen.token or "").strip()
+        if opened == OPENING and token in BRANCHES:
             mass = dict.fromkeys(BRANCHES.values(), 0.0)
             for option in top.candidates or []:
                 branch = BRANCHES.get((option.token or "").strip())
@@ -50,6 +57,9 @@ def decline_probability(response: Any) -> float | None:
                     mass[branch] += math.exp(option.log_probability)
             total = sum(mass.values())
             return mass["decline"] / total if total else None
+        opened += token
+        if not OPENING.startswith(opened):
+            return None  # not the local JSON answer: a "name" further on would give a wrong number
     return None
 
 

@@ -44,12 +44,16 @@ _HINTS = {
 }
 
 
+SELF_EXPLAINED = {"FAILED_PRECONDITION", "UNREACHABLE", "TIMEOUT", "REFUSED", "BAD_ANSWER", "NO_LOGPROBS"}
+"""Statuses of the local and OpenAI-compatible backends' errors, whose messages say what to do themselves."""
+
+
 def _api_reason(err: errors.APIError) -> str:
     status = f" {err.status}" if err.status else ""
     message = err.message or str(err.details)
     if err.code in _HINTS:
         hint = _HINTS[err.code]
-    elif isinstance(err, errors.ServerError) and err.status != "FAILED_PRECONDITION":
+    elif isinstance(err, errors.ServerError) and err.status not in SELF_EXPLAINED:
         hint = "the server failed: try again later; the Gemini client retries these"
     else:
         hint = ""

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from google import genai
 
-from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_name, backend_of
+from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_name, embedding_backend, backend_of
 from course_utils.cache import cache_dir, locked
 from course_utils.faults import EmbeddingError
 from course_utils.selection import (
@@ -354,7 +354,7 @@ class IndexedSelector(SimilaritySelector):
     def __init__(self, client: genai.Client, loader: SkillLoader, model: str = EMBEDDING_MODEL,
                  threshold: float | None = None, k: int = PRESELECT_K, cache: bool = True,
                  folder: Path | None = None):
-        backend = backend_name(client)
+        backend = embedding_backend(client)
         self.client, self.model, self.k, self.cache = client, model, k, None
         self.threshold = DEFAULT_THRESHOLDS[backend] if threshold is None else threshold
         self.names = loader.names

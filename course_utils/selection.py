@@ -21,7 +21,7 @@ import numpy as np
 from google import genai
 from google.genai import types
 
-from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_name
+from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_name, embedding_backend
 from course_utils.cache import EmbeddingCache
 from course_utils.faults import EmbeddingError, check_vectors
 from course_utils.skills import DECLINE, LOAD_RULE, Skill, SkillLoader, load_declaration
@@ -33,6 +33,10 @@ LOCAL_DECISION_TOKENS = 32
 end token included; 21 the longest of the 10,014 names of lesson 10), 24 for a 64-character name, the longest the
 Agent Skills rules allow. A text answer is "no skill" from its first token: the cap cuts it, since each decoded
 token is one forward pass of the model."""
+SERVER_DECISION_TOKENS = 256
+"""Output cap of a decision on an OpenAI-compatible server, whose model writes a call in its own format (Qwen's
+`<tool_call>` tags around the JSON take about 30 tokens): room for that, and a stop for a model that talks on."""
+DECISION_TOKENS = {"local": LOCAL_DECISION_TOKENS, "openai": SERVER_DECISION_TOKENS}
 DEFAULT_THRESHOLDS = {"local": 0.16, "gemini": 0.6, "scripted": 0.5}
 """Default cosine thresholds per backend (each embedding model has its own score scale).
 local: fitted on the development sets (data/dev/, EN + FR pooled, 90 queries) with
@@ -88,11 +92,12 @@ def first_turn(client: genai.Client, loader: SkillLoader, contents: Any, system_
     """One `generate_content` with automatic function calling off; the Decision is its first turn's activation.
 
     The request of `pick_by_model` and `pick_hybrid`, which differ only in where the catalog goes. The local
-    backend caps the answer at `LOCAL_DECISION_TOKENS` unless `max_output_tokens` says otherwise.
+    backend caps the answer at `LOCAL_DECISION_TOKENS` (an OpenAI-compatible server at `SERVER_DECISION_TOKENS`)
+    unless `max_output_tokens` says otherwise.
     `read_activation` judges the answer against `loader`, the skills the model was offered.
     """
-    if max_output_tokens is None and backend_name(client) == "local":
-        max_output_tokens = LOCAL_DECISION_TOKENS
+    if max_output_tokens is None:
+        max_output_tokens = DECISION_TOKENS.get(backend_name(client))
     config = types.GenerateContentConfig(
         system_instruction=system_instruction,
         tools=[tool],
@@ -220,7 +225,7 @@ class SimilaritySelector:
 
     def __init__(self, client: genai.Client, loader: SkillLoader, model: str = EMBEDDING_MODEL,
                  threshold: float | None = None, k: int = 3, cache: bool = True):
-        backend = backend_name(client)
+        backend = embedding_backend(client)
         self.client, self.model, self.k = client, model, k
         self.threshold = DEFAULT_THRESHOLDS[backend] if threshold is None else threshold
         self.names = loader.names

@@ -182,5 +182,12 @@ def make_client(backend: str = "auto", *, model_file: str | os.PathLike | None =
 
 
 def backend_name(client: genai.Client) -> str:
-    """"local" for a client served by the in-process app, "gemini" otherwise."""
+    """The name of the backend answering `client`: "local", "gemini", "openai" (or "scripted", the stand-in)."""
     return backend_of(client).name
+
+
+def embedding_backend(client: genai.Client) -> str:
+    """The backend whose encoder embeds for `client`: an OpenAI-compatible server's client embeds locally, so its
+    vectors share the local backend's cache and threshold."""
+    name = backend_name(client)
+    return "local" if name == "openai" else name

@@ -13,14 +13,15 @@ the local one (``backend.wire``), so learner code does not change. Each ``genera
 | a model ``functionCall`` | an ``assistant`` message with ``tool_calls`` |
 | a ``functionResponse`` | a ``tool`` message answering the latest call of that name |
 | ``functionDeclarations`` | ``tools`` (the JSON schema of ``backend.declarations``) |
-| ``toolConfig`` AUTO, NONE, ANY, VALIDATED | ``tool_choice`` auto, none, required (or the one allowed), auto |
+| ``toolConfig`` AUTO, NONE, ANY, VALIDATED | ``tool_choice`` auto, none, required, auto (the allowed ``tools``) |
 | ``temperature``, ``seed``, ``maxOutputTokens``, ``topP``, ``topK`` | the same (``top_k`` where the server has it) |
 | ``responseLogprobs``, ``logprobs`` | ``logprobs``, ``top_logprobs``: a clear error when the server returns none |
 
 ``countTokens`` has no OpenAI equivalent: the same chat request is sent with ``max_tokens: 1`` and its
-``usage.prompt_tokens`` is the count. Embeddings stay local (the local app's encoders). A server that is down,
-slow or answers something other than JSON gets a Gemini-shaped error saying what to do; ``evaluation`` records it
-against the query and goes on.
+``usage.prompt_tokens`` is the count. Embeddings stay local (the local app's encoders). A server that is down, slow,
+refuses, or answers something other than JSON gets a Gemini-shaped error with a status of its own (UNREACHABLE,
+TIMEOUT, REFUSED, BAD_ANSWER, NO_LOGPROBS) and a message saying what to do; ``evaluation`` records it against the
+query and goes on.
 """
 
 from __future__ import annotations
@@ -156,9 +157,7 @@ def chat_request(request: Json, model: str) -> Json:
             body["tool_choice"] = "none"
         elif calling.allow_text:
             body["tool_choice"] = "auto"
-        elif len(calling.functions) == 1:
-            body["tool_choice"] = {"type": "function", "function": {"name": calling.functions[0].name}}
-        else:
+        else:  # only the allowed functions are offered: "required" is one of them, on every server
             body["tool_choice"] = "required"
     config = request.get("generationConfig") or {}
     options = {"temperature": config.get("temperature"), "seed": config.get("seed"),
@@ -182,7 +181,7 @@ def gemini_response(answer: Json, endpoint: Endpoint, logprobs_asked: int | None
         message = choice.get("message") or {}
     except (KeyError, IndexError, TypeError):
         raise ApiError(502, f"The server at {endpoint.host} answered without a choice: "
-                            f"{shorten(json.dumps(answer), 200)}") from None
+                            f"{shorten(json.dumps(answer), 200)}", "BAD_ANSWER") from None
     parts: list[Json] = [{"text": message["content"]}] if message.get("content") else []
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
@@ -190,7 +189,8 @@ def gemini_response(answer: Json, endpoint: Endpoint, logprobs_asked: int | None
             arguments = json.loads(function.get("arguments") or "{}")
         except ValueError:
             raise ApiError(502, f"The server at {endpoint.host} sent a call of {function.get('name')!r} whose "
-                                f"arguments are not JSON: {shorten(str(function.get('arguments')), 200)}") from None
+                                f"arguments are not JSON: {shorten(str(function.get('arguments')), 200)}",
+                           "BAD_ANSWER") from None
         parts.append({"functionCall": {"name": function.get("name", ""), "args": arguments}})
     candidate: Json = {"content": {"role": "model", "parts": parts}, "index": 0,
                        "finishReason": "MAX_TOKENS" if choice.get("finish_reason") == "length" else "STOP"}
@@ -199,7 +199,7 @@ def gemini_response(answer: Json, endpoint: Endpoint, logprobs_asked: int | None
         if not tokens:
             raise ApiError(501, f"The server at {endpoint.host} returned no log-probabilities for "
                                 f"{endpoint.model}. Use a server that returns them (llama.cpp's llama-server, "
-                                "vLLM), or the local backend.")
+                                "vLLM), or the local backend.", "NO_LOGPROBS")
         candidate["logprobsResult"] = logprobs_result(tokens, logprobs_asked)
     usage = answer.get("usage") or {}
     prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
@@ -247,23 +247,25 @@ class OpenAICompatibleApp(InProcessApp):
         except httpx.TimeoutException:
             raise ApiError(504, f"The server at {self.endpoint.host} gave no answer within "
                                 f"{self.endpoint.timeout_s:g} s: it may still be loading {self.endpoint.model}, or "
-                                f"be overloaded. Try again, or raise {TIMEOUT_ENV}.", "DEADLINE_EXCEEDED") from None
+                                f"be overloaded. Try again, or raise {TIMEOUT_ENV}.", "TIMEOUT") from None
         except httpx.TransportError as error:
             raise ApiError(503, f"No server answers at {self.endpoint.base_url} ({type(error).__name__}): start it "
                                 f"(ollama serve, LM Studio's server, llama-server), or unset {BASE_URL_ENV} to use "
-                                "the local model.", "UNAVAILABLE") from None
+                                "the local model.", "UNREACHABLE") from None
         try:
             answer = response.json()
         except ValueError:
             raise ApiError(502, f"The server at {self.endpoint.host} answered HTTP {response.status_code} with "
-                                f"something that is not JSON: {shorten(response.text, 200)!r}") from None
+                                f"something that is not JSON: {shorten(response.text, 200)!r}",
+                           "BAD_ANSWER") from None
         if response.status_code >= 400:
             error = answer.get("error") if isinstance(answer, dict) else None
             message = error.get("message") if isinstance(error, dict) else error or answer
             raise ApiError(response.status_code, f"The server at {self.endpoint.host} refused the request: "
-                                                 f"{shorten(str(message), 300)}")
+                                                 f"{shorten(str(message), 300)}", "REFUSED")
         if not isinstance(answer, dict):
-            raise ApiError(502, f"The server at {self.endpoint.host} answered JSON that is not an object.")
+            raise ApiError(502, f"The server at {self.endpoint.host} answered JSON that is not an object.",
+                           "BAD_ANSWER")
         return answer
 
 

@@ -110,10 +110,10 @@ def eval_trigger(args: argparse.Namespace) -> int:
         client = make_client(args.backend)
         backend = backend_of(client)
         selectors = {}  # name -> (selector, runs per query)
-        model_runs = args.runs or (1 if backend.name == "local" else 3)  # Gemini samples; local decodes greedily
+        model_runs = args.runs or (3 if backend.name == "gemini" else 1)  # Gemini samples; the others decode greedily
         temperature = args.temperature
-        if temperature is None and backend.name == "local" and model_runs > 1:
-            temperature = SAMPLING_TEMPERATURE
+        if temperature is None and backend.name != "gemini":
+            temperature = SAMPLING_TEMPERATURE if model_runs > 1 else 0.0 if backend.name == "openai" else None
         if "model" in names:
             selectors["model"] = (lambda q: pick_by_model(client, loader, q, temperature=temperature), model_runs)
         if "model-abstain" in names:  # the course's recommended small-model selector (course_utils.abstain)
@@ -209,11 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--k", type=int, default=3,
                          help="how many nearest skills similarity reports and hybrid shows the model (default 3)")
     command.add_argument("--runs", type=int,
-                         help="runs per query for the model-based selectors (default: 1 local, 3 Gemini)")
+                         help="runs per query for the model-based selectors (default: 3 on Gemini, else 1)")
     command.add_argument("--temperature", type=float,
-                         help=f"sampling temperature of the model-based selectors (default: greedy for one local run, "
-                              f"{SAMPLING_TEMPERATURE} for several local runs, Gemini's default on Gemini)")
-    command.add_argument("--backend", choices=("auto", "local", "gemini"), default="auto")
+                         help=f"sampling temperature of the model-based selectors (default: greedy for one run, "
+                              f"{SAMPLING_TEMPERATURE} for several runs, Gemini's default on Gemini)")
+    command.add_argument("--backend", choices=("auto", "local", "gemini", "openai"), default="auto")
     command.add_argument("--json", type=Path, metavar="PATH", help="write the reports as JSON")
     command.add_argument("--plot", type=Path, metavar="PATH",
                          help="save the histogram of similarity's top-1 scores (PNG)")

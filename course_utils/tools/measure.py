@@ -327,7 +327,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _where_and_how_many(command: argparse.ArgumentParser, out: str, limit: str, backend: bool) -> None:
     """The options every measurement shares: the backend (where it has a choice), the output, a limit."""
     if backend:
-        command.add_argument("--backend", choices=("auto", "local", "gemini"), default="auto")
+        command.add_argument("--backend", choices=("auto", "local", "gemini", "openai"), default="auto")
     command.add_argument("--out", type=Path, help=out)
     command.add_argument("--limit", type=int, help=limit)
 
