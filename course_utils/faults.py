@@ -44,14 +44,19 @@ _HINTS = {
 }
 
 
-SELF_EXPLAINED = {"FAILED_PRECONDITION", "UNREACHABLE", "TIMEOUT", "REFUSED", "BAD_ANSWER", "NO_LOGPROBS"}
+SERVER_STATUSES = {"UNREACHABLE", "TIMEOUT", "REFUSED", "BAD_ANSWER", "NO_LOGPROBS"}
+"""Statuses of the OpenAI-compatible backend's errors: their messages say what to do, and Gemini's hints (its key,
+its model names, its retries) do not apply, whatever the HTTP code."""
+SELF_EXPLAINED = {"FAILED_PRECONDITION", *SERVER_STATUSES}
 """Statuses of the local and OpenAI-compatible backends' errors, whose messages say what to do themselves."""
 
 
 def _api_reason(err: errors.APIError) -> str:
     status = f" {err.status}" if err.status else ""
     message = err.message or str(err.details)
-    if err.code in _HINTS:
+    if err.status in SERVER_STATUSES:
+        hint = ""
+    elif err.code in _HINTS:
         hint = _HINTS[err.code]
     elif isinstance(err, errors.ServerError) and err.status not in SELF_EXPLAINED:
         hint = "the server failed: try again later; the Gemini client retries these"

@@ -34,7 +34,7 @@ from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backe
 from course_utils.cache import cache_dir, locked
 from course_utils.faults import EmbeddingError
 from course_utils.selection import (
-    DEFAULT_THRESHOLDS,
+    default_threshold,
     Selector,
     SimilaritySelector,
     document_text,
@@ -356,7 +356,7 @@ class IndexedSelector(SimilaritySelector):
                  folder: Path | None = None):
         backend = embedding_backend(client)
         self.client, self.model, self.k, self.cache = client, model, k, None
-        self.threshold = DEFAULT_THRESHOLDS[backend] if threshold is None else threshold
+        self.threshold = default_threshold(backend) if threshold is None else threshold
         self.names = loader.names
         texts = [document_text(s) for s in loader.skills.values()]
         compute = lambda missing: embed_texts(client, missing, model)  # noqa: E731

@@ -43,6 +43,16 @@ local: fitted on the development sets (data/dev/, EN + FR pooled, 90 queries) wi
 `thresholds.best_threshold` on multilingual USE v3 scores: 0.156, dev accuracy 0.711 (2026-11-30).
 gemini: a placeholder, fitted on no data (no key on the machine that fitted the local one).
 scripted: the stand-in of `course_utils.scripted`, whose cosines a script writes: 0.5 (the exercise checker uses it)."""
+
+
+def default_threshold(backend: str) -> float:
+    """The default cosine threshold of `backend`'s embedding model; ValueError when none was fitted for it."""
+    if backend not in DEFAULT_THRESHOLDS:
+        raise ValueError(f"No threshold is fitted for the embedding model of {backend!r} (each model has its own "
+                         "score scale): pass threshold=…, e.g. thresholds.best_threshold on a development set.")
+    return DEFAULT_THRESHOLDS[backend]
+
+
 EMBED_BATCH = 100
 """The most texts one `batchEmbedContents` request carries on Gemini."""
 
@@ -227,7 +237,7 @@ class SimilaritySelector:
                  threshold: float | None = None, k: int = 3, cache: bool = True):
         backend = embedding_backend(client)
         self.client, self.model, self.k = client, model, k
-        self.threshold = DEFAULT_THRESHOLDS[backend] if threshold is None else threshold
+        self.threshold = default_threshold(backend) if threshold is None else threshold
         self.names = loader.names
         self.cache = EmbeddingCache(backend, model) if cache else None
         self.matrix = self.embed([document_text(s) for s in loader.skills.values()])

@@ -6,12 +6,10 @@ llama.cpp's own OpenAI-compatible server on the course's model.
 from __future__ import annotations
 
 import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from google.genai import errors, types
+from openai_fakes import CALL, chat_server
 
 from course_utils.backend.client import backend_of, make_client
 from course_utils.backend.openai_compatible import Endpoint, chat_request
@@ -21,54 +19,10 @@ from course_utils.queries import LabelledQuery
 from course_utils.selection import pick_by_model
 from course_utils.skills import SkillLoader
 
-CALL = {"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-    "role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
-        "name": "activate_skill", "arguments": "{\"name\": \"leave-balance-calculator\"}"}}]}}],
-    "usage": {"prompt_tokens": 321, "completion_tokens": 9}}
-
-
-class FakeChatServer(ThreadingHTTPServer):
-    """Answers POST /v1/chat/completions with `answer` (a dict, or raw bytes), after `delay` seconds."""
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.requests: list[dict] = []
-        self.answer: dict | bytes = CALL
-        self.status, self.delay = 200, 0.0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 - the http.server name
-        server: FakeChatServer = self.server  # type: ignore[assignment]
-        server.requests.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-        time.sleep(server.delay)
-        body = server.answer if isinstance(server.answer, bytes) else json.dumps(server.answer).encode()
-        self.send_response(server.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture
 def server(monkeypatch):
-    fake = FakeChatServer()
-    thread = threading.Thread(target=fake.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv("COURSE_OPENAI_BASE_URL", fake.url)
-    monkeypatch.setenv("COURSE_OPENAI_MODEL", "qwen2.5:7b")
-    monkeypatch.setenv("COURSE_OPENAI_TIMEOUT_S", "2")
-    monkeypatch.delenv("COURSE_OPENAI_API_KEY", raising=False)
-    yield fake
-    fake.shutdown()
-    fake.server_close()
+    with chat_server(monkeypatch) as fake:
+        yield fake
 
 
 @pytest.fixture(scope="module")
@@ -131,9 +85,9 @@ def test_each_tool_config_mode_becomes_its_tool_choice(config, choice, offered):
 def test_text_usage_logprobs_and_counted_tokens_come_back_in_geminis_shape(server):
     token = {"token": "Hi", "logprob": -0.1, "top_logprobs": [{"token": "Hi", "logprob": -0.1},
                                                               {"token": "Yo", "logprob": -2.5}]}
-    server.answer = {"choices": [{"index": 0, "finish_reason": "length", "message": {"content": "Hi"},
-                                  "logprobs": {"content": [token]}}],
-                     "usage": {"prompt_tokens": 12, "completion_tokens": 1}}
+    server.answers = [(200, {"choices": [{"index": 0, "finish_reason": "length", "message": {"content": "Hi"},
+                                          "logprobs": {"content": [token]}}],
+                             "usage": {"prompt_tokens": 12, "completion_tokens": 1}})]
     client = make_client("openai", verbose=False)
     response = client.models.generate_content(model="gemini-2.5-flash", contents="hello",
                                               config=types.GenerateContentConfig(response_logprobs=True, logprobs=2))
@@ -147,7 +101,7 @@ def test_text_usage_logprobs_and_counted_tokens_come_back_in_geminis_shape(serve
 
 
 def test_a_server_without_logprobs_says_so(server):
-    server.answer = {"choices": [{"message": {"content": "Hi"}}], "usage": {}}
+    server.answers = [(200, {"choices": [{"message": {"content": "Hi"}}], "usage": {}})]
     client = make_client("openai", verbose=False)
     with pytest.raises(errors.APIError, match="returned no log-probabilities for qwen2.5:7b"):
         client.models.generate_content(model="gemini-2.5-flash", contents="hello",
@@ -169,12 +123,12 @@ def test_a_fault_is_one_clear_line_and_the_evaluation_keeps_every_record(server,
     elif fault == "slow":
         server.delay = 3.0
     elif fault == "not json":
-        server.answer = b"<html>proxy error</html>"
+        server.answers = [(200, b"<html>proxy error</html>")]
     elif fault == "refused":
-        server.status, server.answer = 500, {"error": {"message": "model 'qwen2.5:7b' not found"}}
+        server.answers = [(500, {"error": {"message": "model 'qwen2.5:7b' not found"}})]
     else:
-        server.answer = {**CALL, "choices": [{"message": {"tool_calls": [{"function": {
-            "name": "activate_skill", "arguments": "{name: leave"}}]}}]}
+        server.answers = [(200, {**CALL, "choices": [{"message": {"tool_calls": [{"function": {
+            "name": "activate_skill", "arguments": "{name: leave"}}]}}]})]
     queries = [LabelledQuery("How many vacation days do I have left?", "leave-balance-calculator", "positive", "en"),
                LabelledQuery("Will it rain tomorrow?", None, "off-topic", "en")]
     outcomes = run_selector(lambda query: pick_by_model(client, workplace, query), queries, progress=False)

@@ -46,6 +46,8 @@ class Backend:
 
     server: str | None = field(default=None, compare=False)
     """On the openai backend, the server's host and port."""
+    server_embeds: bool = field(default=False, compare=False)
+    """On the openai backend, whether the server's embedding model (COURSE_OPENAI_EMBEDDING_MODEL) embeds."""
 
     def generation_label(self) -> str:
         """The model that made a decision, e.g. 'Qwen2.5-Coder-1.5B (local)', 'gemini-2.5-flash' or
@@ -59,6 +61,8 @@ class Backend:
         itself; on any other backend (the scripted stand-in of `course_utils.scripted`), its own encoder."""
         if self.name == "gemini":
             return model
+        if self.server_embeds:
+            return f"{self.embedding_model} (OpenAI-compatible server at {self.server})"
         if self.name not in ("local", "openai"):
             return self.embedding_model
         from course_utils.backend.local.embed import DISPLAY_NAMES
@@ -134,7 +138,8 @@ def local_backend(model_file: str | os.PathLike, embedder: str | None = None) ->
 
 def openai_client() -> genai.Client:
     """A real genai.Client whose generation goes to the OpenAI-compatible server of COURSE_OPENAI_BASE_URL
-    (``backend.openai_compatible``), its embeddings to the local encoders."""
+    (``backend.openai_compatible``), its embeddings to the local encoders or, with COURSE_OPENAI_EMBEDDING_MODEL, to
+    that model on the server."""
     from course_utils.backend.local.embed import DISPLAY_NAMES, USE_NAME
     from course_utils.backend.openai_compatible import get_app
 
@@ -145,8 +150,9 @@ def openai_client() -> genai.Client:
         httpx_async_client=httpx.AsyncClient(transport=httpx.ASGITransport(app=app.asgi), base_url=LOCAL_BASE_URL),
     )
     client = genai.Client(api_key="local", http_options=options)
-    client.course_backend = Backend("openai", app.endpoint.model, DISPLAY_NAMES[USE_NAME], http_options=options,
-                                    server=app.endpoint.host)
+    embedder = app.endpoint.embedding_model
+    client.course_backend = Backend("openai", app.endpoint.model, embedder or DISPLAY_NAMES[USE_NAME],
+                                    http_options=options, server=app.endpoint.host, server_embeds=bool(embedder))
     return client
 
 
@@ -163,8 +169,8 @@ def make_client(backend: str = "auto", *, model_file: str | os.PathLike | None =
     use_gemini = backend == "gemini" or (backend == "auto" and not use_openai and gemini_key() is not None)
     if use_openai:
         client = openai_client()
-        label = backend_of(client).generation_label()
-        banner = (f"Backend: {label} answering for {GENERATION_MODEL}, embeddings local. "
+        label, embedder = backend_of(client).generation_label(), backend_of(client).embedding_label()
+        banner = (f"Backend: {label} answering for {GENERATION_MODEL}, {embedder} for {EMBEDDING_MODEL}. "
                   "Unset COURSE_OPENAI_BASE_URL (or pass backend='local') to use the local model.")
     elif use_gemini:
         client = gemini_client()
@@ -187,7 +193,10 @@ def backend_name(client: genai.Client) -> str:
 
 
 def embedding_backend(client: genai.Client) -> str:
-    """The backend whose encoder embeds for `client`: an OpenAI-compatible server's client embeds locally, so its
-    vectors share the local backend's cache and threshold."""
-    name = backend_name(client)
-    return "local" if name == "openai" else name
+    """The backend whose encoder embeds for `client`, naming its cache and default threshold: an OpenAI-compatible
+    server's client embeds locally, so its vectors share the local backend's cache and threshold, unless the
+    server's own embedding model embeds ("openai-<model>": a cache of its own, no default threshold)."""
+    backend = backend_of(client)
+    if backend.name == "openai":
+        return f"openai-{backend.embedding_model}" if backend.server_embeds else "local"
+    return backend.name

@@ -42,6 +42,7 @@ BASE_URL_ENV = "COURSE_OPENAI_BASE_URL"
 MODEL_ENV = "COURSE_OPENAI_MODEL"
 KEY_ENV = "COURSE_OPENAI_API_KEY"
 TIMEOUT_ENV = "COURSE_OPENAI_TIMEOUT_S"
+EMBEDDING_ENV = "COURSE_OPENAI_EMBEDDING_MODEL"
 CONTEXT_ENV = "COURSE_OPENAI_CONTEXT_TOKENS"
 DEFAULT_CONTEXT_TOKENS = 8192
 DEFAULT_TIMEOUT_S = 300.0
@@ -56,6 +57,8 @@ class Endpoint:
     model: str
     api_key: str | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
+    embedding_model: str | None = None
+    """The server's embedding model; None: embeddings stay on the local encoders."""
 
     @property
     def host(self) -> str:
@@ -76,7 +79,8 @@ class Endpoint:
             timeout = float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT_S)
         except ValueError:
             raise ValueError(f"{TIMEOUT_ENV} must be a number of seconds.") from None
-        return cls(base_url.rstrip("/"), model, os.environ.get(KEY_ENV) or None, timeout)
+        return cls(base_url.rstrip("/"), model, os.environ.get(KEY_ENV) or None, timeout,
+                   os.environ.get(EMBEDDING_ENV) or None)
 
 
 def context_tokens() -> int:
@@ -220,9 +224,11 @@ class OpenAICompatibleApp(InProcessApp):
         self._http = httpx.Client(timeout=endpoint.timeout_s, trust_env=False)
 
     def serve(self, model: str, method: str, payload: Json) -> Json:
-        """Generation on the server, embeddings on the local encoders."""
+        """Generation on the server; embeddings on the local encoders, or on the server's embedding model."""
         from course_utils.backend.local.app import HANDLERS, resolve_model
 
+        if method in ("embedContent", "batchEmbedContents") and self.endpoint.embedding_model:
+            return self.embed(payload, method)
         if method in ("embedContent", "batchEmbedContents"):
             return HANDLERS[method][1](payload, resolve_model(model, "unused"))
         if method == "generateContent":
@@ -238,9 +244,36 @@ class OpenAICompatibleApp(InProcessApp):
         raise ApiError(404, f"{method} is not supported with an OpenAI-compatible server: generateContent, "
                             "countTokens, embedContent and batchEmbedContents are.")
 
+    def embed(self, payload: Json, method: str) -> Json:
+        """Vectors from the server's ``/embeddings``: one per request, a Content's parts joined with a newline (as
+        the local app does), cut to ``outputDimensionality`` and renormalised."""
+        import numpy as np
+
+        from course_utils.backend.local.embed import truncate
+
+        items = payload.get("requests") if method == "batchEmbedContents" else [payload]
+        if not isinstance(items, list) or not items or not all(isinstance(i, dict) and "content" in i for i in items):
+            raise ApiError(400, "requests must be a non-empty list of requests, each with a content.")
+        answer = self.post("/embeddings", {"model": self.endpoint.embedding_model,
+                                           "input": [_texts(item["content"], "content") for item in items]})
+        data = sorted(answer.get("data") or [], key=lambda d: d.get("index", 0) if isinstance(d, dict) else 0)
+        vectors = [d.get("embedding") if isinstance(d, dict) else None for d in data]
+        if len(vectors) != len(items) or not all(isinstance(v, list) and v for v in vectors):
+            raise ApiError(502, f"The server at {self.endpoint.host} answered {len(vectors)} embedding(s) for "
+                                f"{len(items)} text(s) with {self.endpoint.embedding_model}.", "BAD_ANSWER")
+        values = [truncate(np.asarray([v], dtype=np.float64), item.get("outputDimensionality"))[0].tolist()
+                  for v, item in zip(vectors, items)]
+        if method == "embedContent":
+            return {"embedding": {"values": values[0]}}
+        return {"embeddings": [{"values": v} for v in values]}
+
     def chat(self, body: Json) -> Json:
         """POST one chat completion; every failure becomes an ApiError saying what to do."""
-        url = f"{self.endpoint.base_url}/chat/completions"
+        return self.post("/chat/completions", body)
+
+    def post(self, path: str, body: Json) -> Json:
+        """POST `body` to the server's `path`; every failure becomes an ApiError saying what to do."""
+        url = f"{self.endpoint.base_url}{path}"
         headers = {"Authorization": f"Bearer {self.endpoint.api_key}"} if self.endpoint.api_key else {}
         try:
             response = self._http.post(url, json=body, headers=headers)
@@ -261,8 +294,11 @@ class OpenAICompatibleApp(InProcessApp):
         if response.status_code >= 400:
             error = answer.get("error") if isinstance(answer, dict) else None
             message = error.get("message") if isinstance(error, dict) else error or answer
+            advice = {401: f" Set {KEY_ENV} to the server's key.", 403: f" Check {KEY_ENV}.",
+                      404: f" Check {MODEL_ENV} (a model the server has) and {BASE_URL_ENV} (most servers' "
+                           "address ends in /v1)."}.get(response.status_code, "")
             raise ApiError(response.status_code, f"The server at {self.endpoint.host} refused the request: "
-                                                 f"{shorten(str(message), 300)}", "REFUSED")
+                                                 f"{shorten(str(message), 300)}.{advice}", "REFUSED")
         if not isinstance(answer, dict):
             raise ApiError(502, f"The server at {self.endpoint.host} answered JSON that is not an object.",
                            "BAD_ANSWER")
