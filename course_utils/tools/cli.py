@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 import warnings
@@ -13,10 +12,7 @@ from course_utils.paths import DATA_DIR, SKILLS_DIR
 from course_utils.skills import SkillLoader, read_skill_folder, skill_file
 from course_utils.tokens import estimate_tokens
 
-SELECTORS = ("model", "model-abstain", "similarity", "hybrid")
-SAMPLING_TEMPERATURE = 0.7
-"""The temperature of repeated runs on the local backend when --temperature is not given: greedy
-decoding gives the same decision every run, so repeating it would measure nothing."""
+from course_utils.tools.trigger import SAMPLING_TEMPERATURE, SELECTORS
 
 
 def validate(args: argparse.Namespace) -> int:
@@ -77,11 +73,10 @@ def eval_trigger(args: argparse.Namespace) -> int:
     Exit 0 when every decision was made, 1 when some failed (the report says why), 2 on bad input.
     """
     from course_utils.agent import UntrustedSkillRoot, load_trusted_skills
-    from course_utils.backend.client import backend_of, make_client
-    from course_utils.evaluation import comparison_table, evaluate, paired_comparison, run_selector
+    from course_utils.backend.client import make_client
+    from course_utils.evaluation import comparison_table
     from course_utils.queries import QuerySetError, load_queries
-    from course_utils.abstain import recommended
-    from course_utils.selection import SimilaritySelector, hybrid_selector, pick_by_model
+    from course_utils.tools.trigger import build_selectors, histogram_figure, run_selectors
 
     names = list(dict.fromkeys(n.strip() for n in args.selectors.split(",") if n.strip()))
     unknown = [n for n in names if n not in SELECTORS]
@@ -108,72 +103,34 @@ def eval_trigger(args: argparse.Namespace) -> int:
         return _refuse(str(err))
     try:
         client = make_client(args.backend)
-        backend = backend_of(client)
-        selectors = {}  # name -> (selector, runs per query)
-        model_runs = args.runs or (3 if backend.name == "gemini" else 1)  # Gemini samples; the others decode greedily
-        temperature = args.temperature
-        if temperature is None and backend.name != "gemini":
-            temperature = SAMPLING_TEMPERATURE if model_runs > 1 else 0.0 if backend.name == "openai" else None
-        if "model" in names:
-            selectors["model"] = (lambda q: pick_by_model(client, loader, q, temperature=temperature), model_runs)
-        if "model-abstain" in names:  # the course's recommended small-model selector (course_utils.abstain)
-            selectors["model-abstain"] = (lambda q: recommended(client, loader, q, temperature=temperature), model_runs)
-        if "similarity" in names or "hybrid" in names:
-            similarity = SimilaritySelector(client, loader, threshold=args.threshold, k=args.k)
-        if "similarity" in names:
-            selectors["similarity"] = (similarity, 1)  # embeddings are deterministic
-        if "hybrid" in names:  # the top k by similarity, then the model decides among them
-            selectors["hybrid"] = (hybrid_selector(client, loader, similarity, k=args.k, temperature=temperature),
-                                   model_runs)
+        chosen = build_selectors(client, loader, names, k=args.k, threshold=args.threshold, runs=args.runs,
+                                 temperature=args.temperature)
     except Exception as err:  # no key, no model files, backend down: say so in one line
         print(f"eval-trigger: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
         return 1
-    decoding = ("greedy" if temperature == 0 or (temperature is None and backend.name == "local")
-                else f"temperature {temperature}" if temperature is not None else "the model's default temperature")
     print(f"{len(queries)} queries from {args.queries}, {len(loader.skills)} skills from {args.skills}\n"
-          f"backend {backend.name}: decisions by {backend.generation_label()}, {model_runs} run(s) per query, "
-          f"{decoding}; similarity by {backend.embedding_label()}")
-    outcomes, reports = {}, []
-    for name, (selector, runs) in selectors.items():
-        outcomes[name] = run_selector(selector, queries, runs=runs, name=name)
-        reports.append(evaluate(name, outcomes[name]))
-        print(reports[-1].summary(), end="\n\n", flush=True)
-    comparisons = [paired_comparison(a, outcomes[a], b, outcomes[b]) for a, b in itertools.combinations(outcomes, 2)]
+          f"backend {chosen.backend}: decisions by {chosen.generation_model}, {chosen.runs} run(s) per query, "
+          f"{chosen.decoding}; similarity by {chosen.embedding_model}")
+    run = run_selectors(chosen, queries, on_report=lambda report: print(report.summary(), end="\n\n", flush=True))
+    reports = run.reports
     if len(reports) > 1:
         print(comparison_table(reports))
-    for comparison in comparisons:
+    for comparison in run.comparisons:
         print(f"\n{comparison.summary()}")
     if args.json:
-        extra = {"threshold": similarity.threshold} if "similarity" in selectors else {}
-        if "hybrid" in selectors:
-            extra["k"] = args.k
-        payload = {"backend": backend.name, "generation_model": backend.generation_label(),
-                   "embedding_model": backend.embedding_label(), "runs": model_runs, "decoding": decoding,
-                   "skills": str(args.skills), "queries": str(args.queries), **extra,
+        payload = {**chosen.describe(), "skills": str(args.skills), "queries": str(args.queries),
                    "selectors": {r.selector: r.to_dict() for r in reports},
-                   "comparisons": [c.to_dict() for c in comparisons]}
+                   "comparisons": [c.to_dict() for c in run.comparisons]}
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
         print(f"JSON written to {args.json}")
     if args.plot:
-        _save_histogram(args.plot, outcomes["similarity"], similarity.threshold,
-                        f"Top-1 cosine scores, {args.queries.name} ({backend.embedding_label()})")
+        figure = histogram_figure(run.outcomes["similarity"], chosen.similarity.threshold,
+                                  f"Top-1 cosine scores, {args.queries.name} ({chosen.embedding_model})")
+        args.plot.parent.mkdir(parents=True, exist_ok=True)
+        figure.savefig(args.plot, dpi=110, bbox_inches="tight")
         print(f"Histogram written to {args.plot}")
     return 1 if any(r.errors for r in reports) else 0
-
-
-def _save_histogram(path: Path, outcomes: list, threshold: float, title: str) -> None:
-    """Save the histogram of top-1 scores of must-trigger and must-not-trigger queries as a PNG."""
-    from matplotlib.figure import Figure
-
-    from course_utils.plots import score_histogram
-
-    figure = Figure(figsize=(7, 4))
-    positive = [o.score for o in outcomes if o.query.expected is not None and o.score is not None]
-    none = [o.score for o in outcomes if o.query.expected is None and o.score is not None]
-    score_histogram(figure.subplots(), positive, none, threshold).set_title(title)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110, bbox_inches="tight")
 
 
 def build_parser() -> argparse.ArgumentParser:

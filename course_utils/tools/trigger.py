@@ -1,0 +1,105 @@
+"""The trigger evaluation that `eval-trigger` and `audit` both run: build the selectors, run them, plot the scores."""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from course_utils import abstain, selection
+from course_utils.backend.client import backend_of
+from course_utils.evaluation import Comparison, Outcome, Report, evaluate, paired_comparison, run_selector
+from course_utils.plots import score_histogram
+from course_utils.queries import LabelledQuery
+from course_utils.skills import SkillLoader
+
+SELECTORS = ("model", "model-abstain", "similarity", "hybrid")
+SAMPLING_TEMPERATURE = 0.7
+"""The temperature of repeated runs on the local backend when no temperature is given: greedy
+decoding gives the same decision every run, so repeating it would measure nothing."""
+
+
+@dataclass
+class SelectorSet:
+    """The selectors to run, each with its runs per query, and how the model-based ones decode."""
+
+    backend: str
+    generation_model: str
+    embedding_model: str
+    runs: int
+    decoding: str
+    selectors: dict[str, tuple[Callable[[str], Any], int]] = field(default_factory=dict)
+    similarity: selection.SimilaritySelector | None = None
+    k: int = 3
+
+    def describe(self) -> dict[str, Any]:
+        """What a report needs to say how its decisions were made."""
+        extra: dict[str, Any] = {"threshold": self.similarity.threshold} if self.similarity else {}
+        if "hybrid" in self.selectors:
+            extra["k"] = self.k
+        return {"backend": self.backend, "generation_model": self.generation_model,
+                "embedding_model": self.embedding_model, "runs": self.runs, "decoding": self.decoding, **extra}
+
+
+def build_selectors(client: Any, loader: SkillLoader, names: Sequence[str], *, k: int = 3,
+                    threshold: float | None = None, runs: int | None = None,
+                    temperature: float | None = None) -> SelectorSet:
+    """The named selectors (`SELECTORS`) on `client` and `loader`.
+
+    Runs per query default to 3 on Gemini, which samples, and 1 elsewhere, where decoding is greedy; several
+    runs on a greedy backend sample at `SAMPLING_TEMPERATURE`.
+    Selectors are looked up on their modules at call time, so a test may replace one.
+    """
+    backend = backend_of(client)
+    model_runs = runs or (3 if backend.name == "gemini" else 1)
+    if temperature is None and backend.name != "gemini":
+        temperature = SAMPLING_TEMPERATURE if model_runs > 1 else 0.0 if backend.name == "openai" else None
+    decoding = ("greedy" if temperature == 0 or (temperature is None and backend.name == "local")
+                else f"temperature {temperature}" if temperature is not None else "the model's default temperature")
+    chosen = SelectorSet(backend.name, backend.generation_label(), backend.embedding_label(), model_runs, decoding, k=k)
+    if "model" in names:
+        chosen.selectors["model"] = (lambda q: selection.pick_by_model(client, loader, q, temperature=temperature),
+                                     model_runs)
+    if "model-abstain" in names:  # the course's recommended small-model selector (course_utils.abstain)
+        chosen.selectors["model-abstain"] = (lambda q: abstain.recommended(client, loader, q, temperature=temperature),
+                                             model_runs)
+    if "similarity" in names or "hybrid" in names:
+        chosen.similarity = selection.SimilaritySelector(client, loader, threshold=threshold, k=k)
+    if "similarity" in names:
+        chosen.selectors["similarity"] = (chosen.similarity, 1)  # embeddings are deterministic
+    if "hybrid" in names:  # the top k by similarity, then the model decides among them
+        hybrid = selection.hybrid_selector(client, loader, chosen.similarity, k=k, temperature=temperature)
+        chosen.selectors["hybrid"] = (hybrid, model_runs)
+    return chosen
+
+
+@dataclass
+class TriggerRun:
+    """Every selector's outcomes and report, and the paired comparison of each pair of selectors."""
+
+    outcomes: dict[str, list[Outcome]]
+    reports: list[Report]
+    comparisons: list[Comparison]
+
+
+def run_selectors(chosen: SelectorSet, queries: Sequence[LabelledQuery],
+                  on_report: Callable[[Report], None] = lambda report: None) -> TriggerRun:
+    """Run each selector over the queries (first turn only), calling `on_report` as each one finishes."""
+    outcomes, reports = {}, []
+    for name, (selector, runs) in chosen.selectors.items():
+        outcomes[name] = run_selector(selector, queries, runs=runs, name=name)
+        reports.append(evaluate(name, outcomes[name]))
+        on_report(reports[-1])
+    comparisons = [paired_comparison(a, outcomes[a], b, outcomes[b]) for a, b in itertools.combinations(outcomes, 2)]
+    return TriggerRun(outcomes, reports, comparisons)
+
+
+def histogram_figure(outcomes: Sequence[Outcome], threshold: float, title: str) -> Figure:
+    """Lesson 08's histogram: the top-1 scores of must-trigger and must-not-trigger queries, and the threshold."""
+    figure = Figure(figsize=(7, 4))
+    positive = [o.score for o in outcomes if o.query.expected is not None and o.score is not None]
+    none = [o.score for o in outcomes if o.query.expected is None and o.score is not None]
+    score_histogram(figure.subplots(), positive, none, threshold).set_title(title)
+    return figure
