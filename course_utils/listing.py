@@ -117,7 +117,19 @@ descriptions over 1,024 characters when it loads a skill (as the course's loader
 per-entry cut.
 """
 
+GEMINI_CLI = ListingBudget("Gemini CLI", context_fraction=1.0, overflow="whole-or-name", names_over_budget="keep")
+"""Gemini CLI: every skill listed with its whole description, with no budget of its own; the only limit
+here is the context window itself.
+
+Source: `renderAgentSkills` in `packages/core/src/prompts/snippets.ts` of https://github.com/google-gemini/gemini-cli
+(the stored version at commit 00408aea4b19, read for this course in 2026-12): one `<skill>` element per skill
+with its name, description and location, inside `<available_skills>`, with no cut and no count limit.
+Approximation: the budget counts the course's catalog lines, not Gemini CLI's XML, which adds each skill's
+location and some 60 characters of tags.
+"""
+
 PRESETS = (CLAUDE_CODE, CODEX)
+"""The two harnesses that cut their listing, as lesson 10 compares them."""
 
 
 @dataclass(frozen=True)
