@@ -138,16 +138,16 @@ def test_the_workplace_catalog(local_client):
 
 def test_the_trigger_evaluation_names_unknown_skills_and_shows_what_fired_instead(tmp_path, local_client):
     queries = tmp_path / "queries.yaml"
-    queries.write_text((DATA_DIR / "trigger_eval.yaml").read_text(encoding="utf-8") + (
+    queries.write_text((DATA_DIR / "dev" / "trigger_dev.yaml").read_text(encoding="utf-8") + (
         "- {query: Book me a meeting room, expected: room-booker, kind: positive, lang: en}\n"), encoding="utf-8")
     result = run_audit(WORKPLACE, queries_file=queries, client=scripted_client(local_client),
                        selectors=["model", "similarity"], progress=False)
     trigger = result.data["trigger"]
     assert [u["expected"] for u in trigger["unknown"]] == ["room-booker"]
-    assert trigger["queries"] == 30 and [r["selector"] for r in trigger["selectors"]] == ["model", "similarity"]
+    assert trigger["queries"] == 45 and [r["selector"] for r in trigger["selectors"]] == ["model", "similarity"]
     model = trigger["selectors"][0]
     # the scripted model activates the first skill listed for every query: every other query is a mistake
-    assert sum(c["count"] for c in model["confusions"]) == 30 - model["rates"]["accuracy"]["successes"]
+    assert sum(c["count"] for c in model["confusions"]) == 45 - model["rates"]["accuracy"]["successes"]
     assert all(c["got"] == "contract-clause-reviewer" for c in model["confusions"])
     assert model["rates"]["accuracy"]["interval"][0] <= model["rates"]["accuracy"]["value"]
     assert result.figures["histogram"].startswith(b"\x89PNG")

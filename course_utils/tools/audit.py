@@ -91,6 +91,10 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
               backend: str = "auto", client: Any = None, progress: bool = True) -> Audit:
     """Audit the skills under `root`; `client` (else `make_client(backend)`) embeds and, with queries, decides."""
     started = time.perf_counter()
+    if client is None:  # the encoder, and with queries the model; files load on first use
+        from course_utils.backend.client import make_client
+
+        client = make_client(backend)
     steps = ["read and validate", "listing", "when", "pairs"] + (["trigger evaluation"] if queries_file else [])
     bar = tqdm(total=len(steps), desc="audit", unit="step", disable=not progress)
     data: dict[str, Any] = {"folder": str(root), "harness": harness}
@@ -112,10 +116,6 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
     data["when"] = when_section(loader)
     bar.update()
     step(steps[3])
-    if client is None and (len(loader.skills) >= 2 or queries_file and loader.skills):
-        from course_utils.backend.client import make_client
-
-        client = make_client(backend)
     data["pairs"] = pairs_section(client, loader, progress=progress) if len(loader.skills) >= 2 else None
     bar.update()
     if queries_file:
@@ -167,12 +167,15 @@ def audit(args: argparse.Namespace) -> int:
         print(f"audit: error: unknown selector {', '.join(unknown)}: choose among {', '.join(SELECTORS)}",
               file=sys.stderr)
         return 2
+    from course_utils.backend.client import make_client
+
     try:
-        result = run_audit(args.dir, queries_file=args.queries, harness=args.harness,
-                           context_tokens=args.context_tokens, selectors=names, k=args.k, backend=args.backend)
-    except Exception as err:  # no key, no model file, backend down: one line that says what to do
+        client = make_client(args.backend)
+    except Exception as err:  # no key, no model file, server down: one line that says what to do
         print(f"audit: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
         return 1
+    result = run_audit(args.dir, queries_file=args.queries, harness=args.harness, context_tokens=args.context_tokens,
+                       selectors=names, k=args.k, client=client)
     print(summary_text(result.data))
     for path, text in ((args.json, lambda: json.dumps(result.data, indent=2, ensure_ascii=False)),
                        (args.html, lambda: render_html(result))):

@@ -19,9 +19,9 @@ th{background:#fafafa}td.num{text-align:right;font-variant-numeric:tabular-nums;
 .tag{display:inline-block;border-radius:.6rem;padding:0 .5rem;font-size:.8rem;color:#fff}
 .ok{background:#2e7d32}.warn{background:#f9a825;color:#000}.bad{background:#b71c1c}.info{background:#546e7a}
 ol.fixes li{margin:.4rem 0}ol.fixes a{color:#1565c0}img{max-width:100%;height:auto}
-.empty{color:#555;font-style:italic}details summary{cursor:pointer;color:#1565c0}
+.empty{color:#555;font-style:italic}.quote{font-size:.8rem;color:#333;margin:.1rem 0 .4rem}
 @media print{body{margin:0;max-width:none;font-size:11pt}section{break-inside:avoid-page}
-h2{break-after:avoid}details{display:block}details>*{display:block}a{color:inherit;text-decoration:none}}
+h2{break-after:avoid}tr,img{break-inside:avoid}a{color:inherit;text-decoration:none}}
 """
 
 SECTIONS = (("summary", "Summary: the most useful fixes"), ("validation", "Validation"), ("listing", "Listing"),
@@ -107,11 +107,11 @@ def pairs_html(data: dict[str, Any], figure: bytes | None) -> str:
             f"{pairs['std']:.3f}.</p>")
     rows = [[f"{escape(p['a'])}<br>{escape(p['b'])}", f"{p['description_cosine']:.3f}", f"{p['body_cosine']:.3f}",
              f"{p['z']:.1f}" + (" " + _tag("stands out", "bad") if p["stands_out"] else ""),
-             f"<details><summary>both descriptions</summary><p><b>{escape(p['a'])}</b>: {escape(p['a_description'])}"
-             f"</p><p><b>{escape(p['b'])}</b>: {escape(p['b_description'])}</p></details>"]
+             f'<p class="quote"><b>{escape(p["a"])}</b>: {escape(p["a_description"])}</p>'
+             f'<p class="quote"><b>{escape(p["b"])}</b>: {escape(p["b_description"])}</p>']
             for p in pairs["pairs"]]
     return (head + (_img(figure, "description and body cosines of the closest pairs") if figure else "")
-            + _table(["pair", "descriptions", "bodies", "z", "descriptions"], rows, {1, 2}))
+            + _table(["pair", "descriptions", "bodies", "z", "the two descriptions"], rows, {1, 2}))
 
 
 def trigger_html(data: dict[str, Any], figures: dict[str, bytes]) -> str:
