@@ -31,7 +31,7 @@ HISTORY = {  # pattern: what it gives away
     r"\b(?:the (?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth) record)\b": "a record of the diary",
     r"\b(?:[Ww]e|I) (?:tried|tuned|first tried)\b": "what was tried before",
 }
-MEASURING = {"04", "06", "07", "08", "09", "10", "11"}
+MEASURING = {"04", "06", "07", "08", "09", "10", "11", "12"}
 """The lessons that measure something and so end their measurement with a "What we found" section."""
 
 
