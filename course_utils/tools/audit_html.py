@@ -19,6 +19,7 @@ th{background:#fafafa}td.num{text-align:right;font-variant-numeric:tabular-nums;
 .tag{display:inline-block;border-radius:.6rem;padding:0 .5rem;font-size:.8rem;color:#fff}
 .ok{background:#2e7d32}.warn{background:#f9a825;color:#000}.bad{background:#b71c1c}.info{background:#546e7a}
 ol.fixes li{margin:.4rem 0}ol.fixes a{color:#1565c0}img{max-width:100%;height:auto}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(26rem,1fr));gap:0 1.5rem}h3{font-size:1rem}
 .empty{color:#555;font-style:italic}.quote{font-size:.8rem;color:#333;margin:.1rem 0 .4rem}
 @media print{body{margin:0;max-width:none;font-size:11pt}section{break-inside:avoid-page}
 h2{break-after:avoid}tr,img{break-inside:avoid}a{color:inherit;text-decoration:none}}
@@ -38,6 +39,18 @@ def _table(header: list[str], rows: list[list[str]], numeric: set[int] = frozens
     body = "".join("<tr>" + "".join(f'<td{" class=num" if i in numeric else ""}>{cell}</td>'
                                      for i, cell in enumerate(row)) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+MAX_ROWS = 200
+"""Rows a table shows before it says how many more the JSON report holds."""
+
+
+def _capped(rows: list[list[str]], what: str) -> tuple[list[list[str]], str]:
+    """The first MAX_ROWS rows, and a note on the rest (empty when none is left out)."""
+    if len(rows) <= MAX_ROWS:
+        return rows, ""
+    note = f"… and {len(rows) - MAX_ROWS:,} more {what}: all are in the JSON report."
+    return rows[:MAX_ROWS], f'<p class="empty">{note}</p>'
 
 
 def _tag(text: str, kind: str) -> str:
@@ -79,23 +92,23 @@ def listing_html(data: dict[str, Any], figure: bytes) -> str:
             f"{listing['context_share']:.2%} of the context window.</p>")
     kinds = {"whole": "ok", "cut": "warn", "name": "bad", "dropped": "bad"}
     shown = [f for f in listing["fates"] if f["fate"] != "whole"]
-    rows = [[escape(f["skill"]), _tag(f["fate"], kinds[f["fate"]]), f"{f['description_chars']:,}"] for f in shown]
-    table = (_table(["skill", "listed as", "description characters"], rows, {2}) if rows else
+    rows, more = _capped([[escape(f["skill"]), _tag(f["fate"], kinds[f["fate"]]), f"{f['description_chars']:,}"]
+                          for f in shown], "skills")
+    table = (_table(["skill", "listed as", "description characters"], rows, {2}) + more if rows else
              '<p class="empty">Every description is listed whole.</p>')
     return head + _img(figure, "skills listed whole, cut, by name or not at all") + table
 
 
 def when_html(data: dict[str, Any]) -> str:
     when = data["when"]
-    rows = [[escape(r["skill"]),
-             _tag("says when", "ok") if r["says_when"] else _tag("no when", "bad"),
-             escape(r["when_words"] or ""),
-             _tag("excludes", "ok") if r["excludes"] else _tag("no exclusion", "warn"),
-             escape(r["exclusion_words"] or "")]
-            for r in sorted(when["rows"], key=lambda r: (r["says_when"], r["excludes"], r["skill"]))]
+    ordered = sorted(when["rows"], key=lambda r: (r["says_when"], r["excludes"], r["skill"]))
+    rows, more = _capped([[escape(r["skill"]), _tag("says when", "ok") if r["says_when"] else _tag("no when", "bad"),
+                           escape(r["when_words"] or ""),
+                           _tag("excludes", "ok") if r["excludes"] else _tag("no exclusion", "warn"),
+                           escape(r["exclusion_words"] or "")] for r in ordered], "skills")
     return (f'<p class="rule">{escape(when["rule"])}</p><p>{when["without_when"]} description(s) without "when"; '
             f"{when['without_exclusion']} without an exclusion.</p>"
-            + _table(["skill", "when", "words", "not for", "words"], rows))
+            + _table(["skill", "when", "words", "not for", "words"], rows) + more)
 
 
 def pairs_html(data: dict[str, Any], figure: bytes | None) -> str:
@@ -142,13 +155,15 @@ def trigger_html(data: dict[str, Any], figures: dict[str, bytes]) -> str:
     if "histogram" in figures:
         parts.append("<p>Lesson 08's histogram: the nearest skill's cosine for queries that must trigger and for "
                      "those that must not, and the threshold.</p>" + _img(figures["histogram"], "score histogram"))
+    tables = []
     for r in trigger["selectors"]:
         rows = [[escape(c["expected"] or "(no skill)"), escape(c["got"] or "(no skill)"), str(c["count"])]
                 for c in r["confusions"]]
-        parts.append(f"<h3>{escape(r['selector'])}: which skill fired instead</h3>"
-                     + (_table(["expected", "decided", "queries"], rows, {2}) if rows else
-                        '<p class="empty">No mistake.</p>'))
-    return "".join(parts)
+        tables.append(f"<div><h3>{escape(r['selector'])}: which skill fired instead</h3>"
+                      + (_table(["expected", "decided", "queries"], rows, {2}) if rows else
+                         '<p class="empty">No mistake.</p>') + "</div>")
+    return "".join(parts) + f'<div class="grid">{"".join(tables)}</div>'
+
 
 
 def render_html(audit: Any) -> str:

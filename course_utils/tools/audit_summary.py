@@ -24,7 +24,7 @@ def _fix(kind: str, text: str, section: str, item: str, weight: float = 0) -> di
 
 
 def _names(names: list[str], limit: int = 4) -> str:
-    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
 
 
 def invalid_fixes(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -42,9 +42,9 @@ def listing_fixes(data: dict[str, Any]) -> list[dict[str, Any]]:
     cut = [f["skill"] for f in listing["fates"] if f["fate"] == "cut"]
     fixes = []
     if hidden:
-        fixes.append(_fix("listing", f"Shorten descriptions or remove skills: under {listing['harness']}'s budget "
-                          f"of {listing['budget_chars']:,} characters, {len(hidden)} of {data['skills']} skills are "
-                          f"listed by name only or not at all ({_names(hidden)})", "listing", "fates",
+        fixes.append(_fix("listing", f"Shorten descriptions or remove skills: under {listing['harness']}'s "
+                          f"budget of {listing['budget_chars']:,} characters, {len(hidden):,} of {data['skills']:,} "
+                          f"skills are listed by name only or not at all ({_names(hidden)})", "listing", "fates",
                           len(hidden) / 1000))
     if cut:
         fixes.append(_fix("listing", f"Put the trigger words first: {len(cut)} descriptions are cut short in "
@@ -70,7 +70,8 @@ def confusion_fixes(data: dict[str, Any]) -> list[dict[str, Any]]:
         else:
             text = (f"Tell {expected} from {got}: {n} queries for {expected} went to {got}; say in each what is "
                     "the other's")
-        fixes.append(_fix("confusion", text, "trigger", f"{best['selector']}, {expected} -> {got}", n))
+        shown = f"{expected or '(no skill)'} -> {got or '(no skill)'}"
+        fixes.append(_fix("confusion", text, "trigger", f"{best['selector']}, {shown}", n))
     return fixes
 
 
