@@ -151,6 +151,7 @@ def test_the_trigger_evaluation_names_unknown_skills_and_shows_what_fired_instea
     assert all(c["got"] == "contract-clause-reviewer" for c in model["confusions"])
     assert model["rates"]["accuracy"]["interval"][0] <= model["rates"]["accuracy"]["value"]
     assert result.figures["histogram"].startswith(b"\x89PNG")
+    assert "<b>model vs similarity</b>: " in render_html(result)  # the paired test, as eval-trigger prints it
     assert any(f["kind"] == "unknown" for f in top_fixes(result.data, count=10))
 
 

@@ -141,7 +141,7 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
 
 def summary_text(data: dict[str, Any]) -> str:
     """The summary as plain text: the five fixes, each with where its evidence is."""
-    lines = [f"Audit of {data['folder']}: {data['skills']} valid skill(s), "
+    lines = [f"Audit of {data['folder']}: {data['skills']:,} valid skill(s), "
              f"{data['validation']['invalid_files']} invalid file(s), {data['seconds']:.1f} s"]
     if not data["summary"]:
         lines.append("No fix to suggest: every check passed.")

@@ -149,8 +149,12 @@ def trigger_html(data: dict[str, Any], figures: dict[str, bytes]) -> str:
              f"{r['mean_prompt_tokens']:,.0f}" if r["mean_prompt_tokens"] is not None else "n/a",
              f"{r['seconds_per_decision']:.2f}" if r["seconds_per_decision"] is not None else "n/a"]
             for r in trigger["selectors"]]
-    parts.append(_table(["selector", "accuracy", "must trigger", "must not", "prompt tokens", "seconds"], rows,
-                        {1, 2, 3, 4, 5}))
+    parts.append(_table(["selector", "accuracy", "must trigger", "must not", "mean prompt tokens",
+                         "seconds per decision"], rows, {1, 2, 3, 4, 5}))
+    if trigger["comparisons"]:
+        pairs = "".join(f"<li><b>{escape(c['a'])} vs {escape(c['b'])}</b>: {escape(c['verdict'])}</li>"
+                        for c in trigger["comparisons"])
+        parts.append(f"<p>Paired on the same queries (exact McNemar test):</p><ul>{pairs}</ul>")
     parts.append(_img(rates_figure([r["report"] for r in trigger["selectors"]]), "rates with intervals"))
     if "histogram" in figures:
         parts.append("<p>Lesson 08's histogram: the nearest skill's cosine for queries that must trigger and for "
