@@ -193,6 +193,19 @@ def test_bad_input_is_named_and_the_rest_audited(messy, tmp_path, local_client):
     assert [f["kind"] for f in data["summary"][:3]] == ["invalid"] * 3
 
 
+def test_one_skill_folder_is_audited_as_itself(tmp_path, local_client):
+    write_skill(tmp_path, "csv-profiler", "Profiles CSV files.")
+    data = run_audit(tmp_path / "csv-profiler", client=local_client, progress=False).data
+    assert data["skills"] == 1 and data["pairs"] is None and data["when"]["without_when"] == 1
+    assert [f["kind"] for f in data["summary"]] == ["when", "exclusion"]
+
+
+def test_an_empty_folder_says_so(tmp_path, local_client):
+    data = run_audit(tmp_path, client=local_client, progress=False).data
+    assert data["skills"] == 0 and [f["kind"] for f in data["summary"]] == ["invalid"]
+    assert "has no folder with a SKILL.md" in data["summary"][0]["fix"]
+
+
 def test_a_broken_query_file_is_named_and_the_rest_audited(tmp_path, local_client):
     queries = tmp_path / "queries.yaml"
     queries.write_text("- {query: no label}\n", encoding="utf-8")

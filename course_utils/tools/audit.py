@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from course_utils.evaluation import Report
 from course_utils.queries import LabelledQuery, QuerySetError, load_queries
-from course_utils.skills import SkillLoader, discover
+from course_utils.skills import SkillLoader, discover, read_skill_folder, skill_file
 from course_utils.tools.audit_checks import HARNESSES, listing_section, validation_rows, when_section
 from course_utils.tools.audit_pairs import pairs_section
 from course_utils.tools.audit_summary import top_fixes
@@ -40,7 +40,13 @@ class Audit:
 
 
 def read_folder(root: Path) -> tuple[SkillLoader, list[dict[str, Any]]]:
-    """The skills that pass the reference validator's rules, and every problem found, each with its fix."""
+    """The skills that pass the reference validator's rules, and every problem found, each with its fix.
+
+    `root` holds skill folders, or is one skill folder (as `validate ./my-skill` takes it).
+    """
+    if skill_file(root).is_file():
+        skill, diagnostics = read_skill_folder(root, strict=True)
+        return SkillLoader([skill] if skill else []), validation_rows(diagnostics, root)
     skills, diagnostics = discover(root, strict=True)
     return SkillLoader(skills), validation_rows(diagnostics, root)
 

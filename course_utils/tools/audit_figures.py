@@ -33,7 +33,8 @@ def listing_figure(listing: dict[str, Any]) -> bytes:
     ax.set_xlim(0, max(left, 1))
     ax.set_xlabel("skills")
     ax.set_title(f"{listing['harness']}: {listing['listing_chars']:,} of {listing['budget_chars']:,} characters")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=4, frameon=False)
+    if left:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=4, frameon=False)
     return png(figure)
 
 

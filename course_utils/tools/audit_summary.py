@@ -32,8 +32,12 @@ def invalid_fixes(data: dict[str, Any]) -> list[dict[str, Any]]:
     for problem in data["validation"]["problems"]:
         if problem["severity"] == "error":
             by_file[problem["file"]].append(problem)
-    return [_fix("invalid", f"Make {file} load: {found[0]['fix']} ({shorten(found[0]['problem'], 90)})",
-                 "validation", file, len(found)) for file, found in by_file.items()]
+    fixes = [_fix("invalid", f"Make {file} load: {found[0]['fix']} ({shorten(found[0]['problem'], 90)})",
+                  "validation", file, len(found)) for file, found in by_file.items()]
+    if not data["skills"] and not fixes:
+        fixes.append(_fix("invalid", f"Give the folder that holds your skill folders: {data['folder']} has no folder "
+                          "with a SKILL.md", "validation", data["folder"]))
+    return fixes
 
 
 def listing_fixes(data: dict[str, Any]) -> list[dict[str, Any]]:
