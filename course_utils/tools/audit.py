@@ -8,8 +8,6 @@ evidence. The report is one dict (`--json`) and one self-contained HTML page (`-
 from __future__ import annotations
 
 import argparse
-import base64
-import io
 import json
 import sys
 import time
@@ -23,6 +21,7 @@ from tqdm.auto import tqdm
 from course_utils.evaluation import Report
 from course_utils.queries import LabelledQuery, QuerySetError, load_queries
 from course_utils.skills import SkillLoader, discover, read_skill_folder, skill_file
+from course_utils.tools.audit_figures import png
 from course_utils.tools.audit_checks import HARNESSES, listing_section, validation_rows, when_section
 from course_utils.tools.audit_pairs import pairs_section
 from course_utils.tools.audit_summary import top_fixes
@@ -83,11 +82,8 @@ def trigger_section(client: Any, loader: SkillLoader, queries: list[LabelledQuer
                      "confusions": confusions(report), "report": report.to_dict()})
     figures = {}
     if chosen.similarity is not None and "similarity" in run.outcomes:
-        figure = histogram_figure(run.outcomes["similarity"], chosen.similarity.threshold,
-                                  f"Top-1 cosine scores ({chosen.embedding_model})")
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-        figures["histogram"] = buffer.getvalue()
+        figures["histogram"] = png(histogram_figure(run.outcomes["similarity"], chosen.similarity.threshold,
+                                                    f"Top-1 cosine scores ({chosen.embedding_model})"))
     return {**chosen.describe(), "queries": len(queries), "selectors": rows,
             "comparisons": [c.to_dict() for c in run.comparisons]}, figures
 
@@ -106,26 +102,23 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
     data: dict[str, Any] = {"folder": str(root), "harness": harness}
     figures: dict[str, bytes] = {}
 
-    def step(name: str) -> None:
-        bar.set_postfix_str(name)
-
-    step(steps[0])
+    bar.set_postfix_str(steps[0])
     loader, problems = read_folder(root)
     data["skills"] = len(loader.skills)
     data["validation"] = {"valid": len(loader.skills), "problems": problems,
                           "invalid_files": len({p["file"] for p in problems if p["severity"] == "error"})}
     bar.update()
-    step(steps[1])
+    bar.set_postfix_str(steps[1])
     data["listing"] = listing_section(loader, HARNESSES[harness], context_tokens)
     bar.update()
-    step(steps[2])
+    bar.set_postfix_str(steps[2])
     data["when"] = when_section(loader)
     bar.update()
-    step(steps[3])
+    bar.set_postfix_str(steps[3])
     data["pairs"] = pairs_section(client, loader, progress=progress) if len(loader.skills) >= 2 else None
     bar.update()
     if queries_file:
-        step(steps[4])
+        bar.set_postfix_str(steps[4])
         data["trigger"] = {"file": str(queries_file), "unknown": [], "error": None}
         try:
             kept, unknown = split_queries(load_queries(queries_file), set(loader.names))
@@ -153,11 +146,6 @@ def summary_text(data: dict[str, Any]) -> str:
         lines.append("No fix to suggest: every check passed.")
     lines += [f"{i}. {fix['fix']} (evidence: {fix['evidence']})" for i, fix in enumerate(data["summary"], 1)]
     return "\n".join(lines)
-
-
-def figure_uri(png: bytes) -> str:
-    """A PNG as a data: URI, so the HTML page needs no other file."""
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 def audit(args: argparse.Namespace) -> int:
