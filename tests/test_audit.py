@@ -260,3 +260,16 @@ def test_the_page_escapes_what_the_skills_say(tmp_path, local_client):
     html = render_html(run_audit(root, client=local_client, progress=False))
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
+
+
+def test_a_backend_that_cannot_start_is_one_line_and_exit_1(monkeypatch, capsys):
+    import course_utils.backend.client as client_module
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("no Gemini key: set GEMINI_API_KEY, or use --backend local (the default without a key)")
+
+    monkeypatch.setattr(client_module, "make_client", refuse)
+    assert main(["audit", str(WORKPLACE), "--backend", "gemini"]) == 1
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "audit: cannot start the gemini backend: RuntimeError: no Gemini key: set GEMINI_API_KEY, or use --backend "
+        "local (the default without a key)"]
