@@ -191,6 +191,8 @@ def test_bad_input_is_named_and_the_rest_audited(messy, tmp_path, local_client):
     assert data["trigger"]["unknown"] == [{"item": 2, "query": "Book leave", "expected": "leave-booker"}]
     assert data["trigger"]["queries"] == 1
     assert [f["kind"] for f in data["summary"][:3]] == ["invalid"] * 3
+    assert ("Make locked/SKILL.md load: make the file readable by the user who runs the harness (chmod a+r) "
+            "(cannot be read: Permission denied)") in [f["fix"] for f in data["summary"]]  # as the README quotes it
 
 
 def test_one_skill_folder_is_audited_as_itself(tmp_path, local_client):
