@@ -275,3 +275,13 @@ def test_a_backend_that_cannot_start_is_one_line_and_exit_1(monkeypatch, capsys)
     assert capsys.readouterr().err.strip().splitlines() == [
         "audit: cannot start the gemini backend: RuntimeError: no Gemini key: set GEMINI_API_KEY, or use --backend "
         "local (the default without a key)"]
+
+
+def test_the_pair_rule_says_when_it_cannot_fire():
+    """A z-score among n values is at most √(n−1): four skills (six pairs) can never reach the cut."""
+    import math
+
+    from course_utils.tools.audit_pairs import STANDS_OUT_Z, _rule
+
+    assert math.sqrt(6 - 1) < STANDS_OUT_Z <= math.sqrt(15 - 1)
+    assert "with four skills or fewer (six pairs) no pair can stand out" in _rule()

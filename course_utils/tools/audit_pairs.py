@@ -93,4 +93,5 @@ def _rule() -> str:
             f"{TOP_PAIRS} closest are shown. A pair stands out when its cosine is at least {STANDS_OUT_Z:g} standard "
             "deviations above the mean of all pairs. The body cosine compares the two instructions: lower than "
             "the description cosine means the bodies would tell the skills apart once loaded, but the choice is "
-            "made on the descriptions.")
+            "made on the descriptions. Among n pairs no z exceeds √(n−1): with four skills or fewer (six pairs) no "
+            "pair can stand out by this rule, so read the cosines themselves.")
