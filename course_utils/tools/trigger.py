@@ -35,8 +35,9 @@ class SelectorSet:
     k: int = 3
 
     def describe(self) -> dict[str, Any]:
-        """What a report needs to say how its decisions were made."""
-        extra: dict[str, Any] = {"threshold": self.similarity.threshold} if self.similarity else {}
+        """What a report needs to say how its decisions were made: the threshold only when similarity decides
+        (the hybrid uses similarity to shortlist, with no threshold), k only when the hybrid runs."""
+        extra: dict[str, Any] = {"threshold": self.similarity.threshold} if "similarity" in self.selectors else {}
         if "hybrid" in self.selectors:
             extra["k"] = self.k
         return {"backend": self.backend, "generation_model": self.generation_model,
