@@ -21,7 +21,6 @@ from tqdm.auto import tqdm
 from course_utils.evaluation import Report
 from course_utils.queries import LabelledQuery, QuerySetError, load_queries
 from course_utils.skills import SkillLoader, discover, read_skill_folder, skill_file
-from course_utils.tools.audit_figures import png
 from course_utils.tools.audit_checks import HARNESSES, listing_section, validation_rows, when_section
 from course_utils.tools.audit_pairs import pairs_section
 from course_utils.tools.audit_summary import top_fixes
@@ -82,6 +81,9 @@ def trigger_section(client: Any, loader: SkillLoader, queries: list[LabelledQuer
                      "confusions": confusions(report), "report": report.to_dict()})
     figures = {}
     if chosen.similarity is not None and "similarity" in run.outcomes:
+        from course_utils.tools.audit_figures import png  # matplotlib: only when there is a figure to draw
+
+
         figures["histogram"] = png(histogram_figure(run.outcomes["similarity"], chosen.similarity.threshold,
                                                     f"Top-1 cosine scores ({chosen.embedding_model})"))
     return {**chosen.describe(), "queries": len(queries), "selectors": rows,

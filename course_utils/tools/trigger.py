@@ -4,16 +4,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Any
 
 from course_utils import abstain, selection
 from course_utils.backend.client import backend_of
 from course_utils.evaluation import Comparison, Outcome, Report, evaluate, paired_comparison, run_selector
-from course_utils.plots import score_histogram
 from course_utils.queries import LabelledQuery
 from course_utils.skills import SkillLoader
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 SELECTORS = ("model", "model-abstain", "similarity", "hybrid")
 SAMPLING_TEMPERATURE = 0.7
@@ -98,7 +98,14 @@ def run_selectors(chosen: SelectorSet, queries: Sequence[LabelledQuery],
 
 
 def histogram_figure(outcomes: Sequence[Outcome], threshold: float, title: str) -> Figure:
-    """Lesson 08's histogram: the top-1 scores of must-trigger and must-not-trigger queries, and the threshold."""
+    """Lesson 08's histogram: the top-1 scores of must-trigger and must-not-trigger queries, and the threshold.
+
+    matplotlib is imported here, not with the module: `python -m course_utils validate` loads this module and
+    never draws."""
+    from matplotlib.figure import Figure
+
+    from course_utils.plots import score_histogram
+
     figure = Figure(figsize=(7, 4))
     positive = [o.score for o in outcomes if o.query.expected is not None and o.score is not None]
     none = [o.score for o in outcomes if o.query.expected is None and o.score is not None]
