@@ -281,7 +281,7 @@ def test_the_pair_rule_says_when_it_cannot_fire():
     """A z-score among n values is at most √(n−1): four skills (six pairs) can never reach the cut."""
     import math
 
-    from course_utils.tools.audit_pairs import STANDS_OUT_Z, _rule
+    from course_utils.tools.audit_pairs import RULE, STANDS_OUT_Z
 
     assert math.sqrt(6 - 1) < STANDS_OUT_Z <= math.sqrt(15 - 1)
-    assert "with four skills or fewer (six pairs) no pair can stand out" in _rule()
+    assert "with four skills or fewer (six pairs) no pair can stand out" in RULE

@@ -73,9 +73,8 @@ def trigger_section(client: Any, loader: SkillLoader, queries: list[LabelledQuer
     run = run_selectors(chosen, queries)
     rows = []
     for report in run.reports:
-        rates = {key: {"label": label, "value": report.rate(key).value, "interval": report.rate(key).interval,
-                       "successes": report.rate(key).successes, "n": report.rate(key).n}
-                 for key, label in RATE_COLUMNS}
+        rates = {key: {"label": label, "value": rate.value, "interval": rate.interval, "successes": rate.successes,
+                       "n": rate.n} for key, label in RATE_COLUMNS for rate in [report.rate(key)]}
         rows.append({"selector": report.selector, "rates": rates, "mean_prompt_tokens": report.mean_prompt_tokens,
                      "seconds_per_decision": report.seconds_per_decision, "errors": report.errors,
                      "confusions": confusions(report), "report": report.to_dict()})

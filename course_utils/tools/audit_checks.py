@@ -72,16 +72,15 @@ def shown_path(path: Path, root: Path) -> str:
 class Harness:
     """A harness whose listing `audit` reproduces: its budget, and the context window it is computed from."""
 
-    key: str
     budget: ListingBudget
     context_tokens: int
     window_source: str
 
 
 HARNESSES = {
-    "claude-code": Harness("claude-code", CLAUDE_CODE, 200_000, "Claude Code's default context window"),
-    "codex": Harness("codex", CODEX, 272_000, "the window of a Codex log quoted in openai/codex#24299"),
-    "gemini-cli": Harness("gemini-cli", GEMINI_CLI, 1_048_576, "Gemini 2.5's input limit"),
+    "claude-code": Harness(CLAUDE_CODE, 200_000, "Claude Code's default context window"),
+    "codex": Harness(CODEX, 272_000, "the window of a Codex log quoted in openai/codex#24299"),
+    "gemini-cli": Harness(GEMINI_CLI, 1_048_576, "Gemini 2.5's input limit"),
 }
 """The harnesses `audit --harness` knows; their listing rules and sources are in `course_utils.listing`."""
 

@@ -16,7 +16,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from course_utils.backend.client import EMBEDDING_MODEL, backend_of, embedding_backend
-from course_utils.scale import IndexCache, unit_rows
+from course_utils.scale import IndexCache, top_k, unit_rows
 from course_utils.selection import EMBED_BATCH, document_text, embed_texts
 from course_utils.skills import SkillLoader
 
@@ -25,6 +25,13 @@ STANDS_OUT_Z = 3.0
 """A pair stands out when its description cosine is at least this many standard deviations above the mean
 of all pairs of the catalog."""
 BLOCK = 1024
+RULE = (f"Cosine between the embedded descriptions (as similarity embeds them) of every pair of skills; the "
+        f"{TOP_PAIRS} closest are shown. A pair stands out when its cosine is at least {STANDS_OUT_Z:g} standard "
+        "deviations above the mean of all pairs. The body cosine compares the two instructions: lower than "
+        "the description cosine means the bodies would tell the skills apart once loaded, but the choice is "
+        "made on the descriptions. Among n pairs no z exceeds √(n−1): with four skills or fewer (six pairs) no "
+        "pair can stand out by this rule, so read the cosines themselves.")
+"""The rule the report states with the pairs."""
 
 
 def embed_with_progress(client: Any, texts: Sequence[str], desc: str, progress: bool = True) -> np.ndarray:
@@ -56,7 +63,7 @@ def closest_pairs(units: np.ndarray, top: int = TOP_PAIRS) -> tuple[list[tuple[i
         if values.size:
             keep = min(top, values.size)
             flat = np.flatnonzero(upper)
-            chosen = flat[np.argpartition(-values, keep - 1)[:keep]]
+            chosen = flat[top_k(values, keep)]
             best += [(float(block.flat[f]), int(f // n) + start, int(f % n)) for f in chosen]
             best = sorted(best, key=lambda b: (-b[0], b[1], b[2]))[:top]
     mean = total / count if count else math.nan
@@ -69,7 +76,7 @@ def pairs_section(client: Any, loader: SkillLoader, top: int = TOP_PAIRS, progre
     skills = list(loader.skills.values())
     label = backend_of(client).embedding_label()
     if len(skills) < 2:
-        return {"embedding": label, "pairs": [], "pair_count": 0, "mean": None, "std": None, "rule": _rule()}
+        return {"embedding": label, "pairs": [], "pair_count": 0, "mean": None, "std": None, "rule": RULE}
     cache = IndexCache(embedding_backend(client), EMBEDDING_MODEL)
     descriptions = cache.matrix([document_text(s) for s in skills],
                                 lambda texts: embed_with_progress(client, texts, "descriptions", progress))
@@ -85,13 +92,4 @@ def pairs_section(client: Any, loader: SkillLoader, top: int = TOP_PAIRS, progre
                       "body_cosine": float(body_row[i] @ body_row[j]), "z": z, "stands_out": z >= STANDS_OUT_Z,
                       "a_description": skills[i].description, "b_description": skills[j].description})
     return {"embedding": label, "pairs": pairs, "pair_count": len(skills) * (len(skills) - 1) // 2,
-            "mean": mean, "std": spread, "rule": _rule()}
-
-
-def _rule() -> str:
-    return (f"Cosine between the embedded descriptions (as similarity embeds them) of every pair of skills; the "
-            f"{TOP_PAIRS} closest are shown. A pair stands out when its cosine is at least {STANDS_OUT_Z:g} standard "
-            "deviations above the mean of all pairs. The body cosine compares the two instructions: lower than "
-            "the description cosine means the bodies would tell the skills apart once loaded, but the choice is "
-            "made on the descriptions. Among n pairs no z exceeds √(n−1): with four skills or fewer (six pairs) no "
-            "pair can stand out by this rule, so read the cosines themselves.")
+            "mean": mean, "std": spread, "rule": RULE}
