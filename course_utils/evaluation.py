@@ -84,7 +84,8 @@ class Outcome:
 
         `runs[i]` is run i's skill (None: no skill, or the run failed) and `errors[i]` its error (None if
         it answered); `prompt_tokens` and `seconds` are means over the successful runs, `top_k` is the
-        first successful run's shortlist.
+        first successful run's shortlist; `decline_probability` (the model's, at its decision point) and
+        `pick_probability` (the gated hybrid's P(right)) appear when a run gave them, one value per run.
         """
         ok = self.succeeded
         ranked = next((d.top_k for d in ok if d.top_k), ())
@@ -97,8 +98,19 @@ class Outcome:
             "prompt_tokens": statistics.fmean(d.prompt_tokens for d in ok) if ok else None,
             "seconds": statistics.fmean(d.seconds for d in ok) if ok else None,
             "score": self.score,
+            **self.probabilities(),
             "top_k": [[skill, score] for skill, score in ranked] or None,
         }
+
+
+    def probabilities(self) -> dict[str, Any]:
+        """The probabilities the runs carry (a value with one run, a list with several); none without any."""
+        found = {}
+        for key in ("decline_probability", "pick_probability"):
+            values = [getattr(d, key) for d in self.decisions]
+            if any(v is not None for v in values):
+                found[key] = values[0] if len(values) == 1 else values
+        return found
 
 
 def majority(answers: Sequence[str | None]) -> str | None:

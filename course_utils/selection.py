@@ -67,6 +67,8 @@ class Decision:
     score: float | None = None
     top_k: tuple[tuple[str, float], ...] = ()
     error: str | None = None
+    decline_probability: float | None = None
+    pick_probability: float | None = None
     raw: Any = field(default=None, compare=False, repr=False)
 
 
@@ -311,7 +313,8 @@ def shortlist_turn(shortlist: SkillLoader, query: str) -> types.Content:
 
 
 def pick_hybrid(client: genai.Client, loader: SkillLoader, selector: SimilaritySelector, query: str, k: int = 3,
-                model: str = GENERATION_MODEL, temperature: float | None = None) -> Decision:
+                model: str = GENERATION_MODEL, temperature: float | None = None,
+                logprobs: int | None = None) -> Decision:
     """Shortlist the `k` skills nearest the query by similarity, then let the model decide among them.
 
     The reference solution of the exercise in `notebooks/09_hybrid_exercise.ipynb`. Similarity
@@ -341,6 +344,9 @@ def pick_hybrid(client: genai.Client, loader: SkillLoader, selector: SimilarityS
       The similarity selector's own report shows that estimate;
     - `seconds`: both steps, embedding the query (or reading it from the cache) and the generation;
     - `top_k`: the shortlist with its cosine scores, nearest first, and `score`: the nearest one's.
+
+    `logprobs` asks for the answer tokens' log-probabilities, as `pick_by_model` does (the gated hybrid of
+    `course_utils.gating` reads the model's probability of declining from them).
     """
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}: a shortlist of no skill leaves the model nothing to decide")
@@ -350,7 +356,7 @@ def pick_hybrid(client: genai.Client, loader: SkillLoader, selector: SimilarityS
     top = [(selector.names[i], float(row[i])) for i in nearest]
     shortlist = loader.subset(name for name, _ in top)
     decision = first_turn(client, shortlist, [shortlist_turn(shortlist, query)], shortlist_instruction(),
-                          shortlist_tool(), model=model, temperature=temperature)
+                          shortlist_tool(), model=model, temperature=temperature, logprobs=logprobs)
     return dataclasses.replace(decision, seconds=time.perf_counter() - start, score=top[0][1], top_k=tuple(top))
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from course_utils import abstain, selection
+from course_utils import abstain, gating, selection
 from course_utils.backend.client import backend_of
 from course_utils.evaluation import Comparison, Outcome, Report, evaluate, paired_comparison, run_selector
 from course_utils.queries import LabelledQuery
@@ -15,7 +15,7 @@ from course_utils.skills import SkillLoader
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-SELECTORS = ("model", "model-abstain", "similarity", "hybrid")
+SELECTORS = ("model", "model-abstain", "similarity", "hybrid", "gated")
 SAMPLING_TEMPERATURE = 0.7
 """The temperature of repeated runs on the local backend when no temperature is given: greedy
 decoding gives the same decision every run, so repeating it would measure nothing."""
@@ -33,44 +33,58 @@ class SelectorSet:
     selectors: dict[str, tuple[Callable[[str], Any], int]] = field(default_factory=dict)
     similarity: selection.SimilaritySelector | None = None
     k: int = 3
+    gate: gating.Gate | None = None
 
     def describe(self) -> dict[str, Any]:
         """What a report needs to say how its decisions were made: the threshold only when similarity decides
         (the hybrid uses similarity to shortlist, with no threshold), k only when the hybrid runs."""
         extra: dict[str, Any] = {"threshold": self.similarity.threshold} if "similarity" in self.selectors else {}
-        if "hybrid" in self.selectors:
+        if "hybrid" in self.selectors or "gated" in self.selectors:
             extra["k"] = self.k
+        if self.gate is not None and "gated" in self.selectors:
+            extra["gate"] = self.gate.to_dict()
         return {"backend": self.backend, "generation_model": self.generation_model,
                 "embedding_model": self.embedding_model, "runs": self.runs, "decoding": self.decoding, **extra}
 
 
 def build_selectors(client: Any, loader: SkillLoader, names: Sequence[str], *, k: int = 3,
                     threshold: float | None = None, runs: int | None = None,
-                    temperature: float | None = None) -> SelectorSet:
+                    temperature: float | None = None, gate: gating.Gate | None = None) -> SelectorSet:
     """The named selectors (`SELECTORS`) on `client` and `loader`.
 
     Runs per query default to 3 on Gemini, which samples, and 1 elsewhere, where decoding is greedy; several
     runs on a greedy backend sample at `SAMPLING_TEMPERATURE`.
     Selectors are looked up on their modules at call time, so a test may replace one.
+    `gated` needs `gate`, fitted on development queries (`who_picks.choose_on_dev`); with one greedy run per
+    query the hybrid and the gated hybrid share each model call, as a harness running the gated hybrid makes one.
     """
+    if "gated" in names and gate is None:
+        raise ValueError("the gated hybrid needs its gate fitted on development queries: pass --dev FILE")
     backend = backend_of(client)
     model_runs = runs or (3 if backend.name == "gemini" else 1)
     if temperature is None and backend.name != "gemini":
         temperature = SAMPLING_TEMPERATURE if model_runs > 1 else 0.0 if backend.name == "openai" else None
     decoding = ("greedy" if temperature == 0 or (temperature is None and backend.name == "local")
                 else f"temperature {temperature}" if temperature is not None else "the model's default temperature")
-    chosen = SelectorSet(backend.name, backend.generation_label(), backend.embedding_label(), model_runs, decoding, k=k)
+    chosen = SelectorSet(backend.name, backend.generation_label(), backend.embedding_label(), model_runs, decoding, k=k,
+                         gate=gate)
     if "model" in names:
         chosen.selectors["model"] = (lambda q: selection.pick_by_model(client, loader, q, temperature=temperature),
                                      model_runs)
     if "model-abstain" in names:  # the course's recommended small-model selector (course_utils.abstain)
         chosen.selectors["model-abstain"] = (lambda q: abstain.recommended(client, loader, q, temperature=temperature),
                                              model_runs)
-    if "similarity" in names or "hybrid" in names:
+    if {"similarity", "hybrid", "gated"} & set(names):
         chosen.similarity = selection.SimilaritySelector(client, loader, threshold=threshold, k=k)
     if "similarity" in names:
         chosen.selectors["similarity"] = (chosen.similarity, 1)  # embeddings are deterministic
-    if "hybrid" in names:  # the top k by similarity, then the model decides among them
+    if "gated" in names:  # the hybrid asked with log-probabilities, then the gate
+        confident = gating.confident_hybrid(client, loader, chosen.similarity, k=k, temperature=temperature)
+        shared = gating.remembering(confident) if model_runs == 1 and "hybrid" in names else confident
+        if "hybrid" in names:
+            chosen.selectors["hybrid"] = (shared, model_runs)
+        chosen.selectors["gated"] = (gating.gated_selector(shared, gate), model_runs)
+    elif "hybrid" in names:  # the top k by similarity, then the model decides among them
         hybrid = selection.hybrid_selector(client, loader, chosen.similarity, k=k, temperature=temperature)
         chosen.selectors["hybrid"] = (hybrid, model_runs)
     return chosen

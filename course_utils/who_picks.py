@@ -1,0 +1,153 @@
+"""Who picks? Every selector on a catalog's test queries, each choice made first on its development queries.
+
+Built in `notebooks/13_who_picks.ipynb`; `python -m course_utils who-picks` runs it headless and writes the
+record the lesson reads. `choose_on_dev` makes every choice on development queries: the similarity threshold
+(`thresholds.best_threshold`), the hybrid's k (the most correct of `K_CANDIDATES`, the smaller k on a tie) and
+the gated hybrid's gate (`gating.fit_gate` at that k). The test queries are then run once through the five
+selectors, and `answer` says in plain words who should pick on the model that ran, for which criterion, where
+selectors tie and what each costs; every word of it comes from the numbers.
+"""
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from course_utils.evaluation import Outcome, Report, evaluate, run_selector
+from course_utils.gating import Bin, Gate, confident_hybrid, fit_gate, gated_outcomes, reliability
+from course_utils.queries import LabelledQuery
+from course_utils.selection import SimilaritySelector
+from course_utils.skills import SkillLoader
+from course_utils.stats import SIGNIFICANCE, Rate, mcnemar_exact
+from course_utils.thresholds import best_threshold, scored_queries
+
+K_CANDIDATES = (1, 3)
+"""The shortlist sizes tried on development queries: one (the model only confirms or refuses similarity's pick)
+and three (it chooses). Each hybrid decision computes its shortlist's lines, so a larger k costs seconds too."""
+SELECTORS = ("model", "model-abstain", "similarity", "hybrid", "gated")
+"""The five selectors of the comparison, as `eval-trigger --selectors` names them."""
+LABELS = {"model": "the model alone", "model-abstain": "the model with a none option",
+          "similarity": "similarity alone", "hybrid": "the hybrid", "gated": "the gated hybrid"}
+CRITERIA = {"accuracy": ("right", lambda q: True), "positive_accuracy": ("must trigger", lambda q: q.expected),
+            "none_accuracy": ("must not trigger", lambda q: q.expected is None)}
+"""Each criterion of the answer: its words, and which queries it counts."""
+
+
+@dataclass
+class DevChoices:
+    """What `choose_on_dev` chose, and the development reports it chose on."""
+
+    threshold: float
+    k: int
+    gate: Gate
+    similarity: Report
+    hybrids: dict[int, Report]
+    gated: Report
+    reliability: list[Bin]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "k": self.k, "gate": self.gate.to_dict(),
+                "gate_rule": self.gate.describe(), "similarity": self.similarity.to_dict(),
+                "hybrids": {str(k): r.to_dict() for k, r in self.hybrids.items()},
+                "gated": self.gated.to_dict(), "reliability": [vars(b) for b in self.reliability]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DevChoices:
+        return cls(float(data["threshold"]), int(data["k"]), Gate.from_dict(data["gate"]),
+                   Report.from_dict(data["similarity"]),
+                   {int(k): Report.from_dict(r) for k, r in data["hybrids"].items()},
+                   Report.from_dict(data["gated"]), [Bin(**b) for b in data["reliability"]])
+
+
+def choose_on_dev(client: Any, loader: SkillLoader, queries: Sequence[LabelledQuery],
+                  similarity: SimilaritySelector | None = None, ks: Sequence[int] = K_CANDIDATES,
+                  progress: bool = True) -> DevChoices:
+    """Every choice of the comparison, made on development `queries` (one greedy run per query).
+
+    The threshold is the one that gets the most development queries right; k the most correct hybrid (the
+    smaller k on a tie: fewer prompt tokens); the gate is fitted on that hybrid's decisions.
+    """
+    similarity = similarity or SimilaritySelector(client, loader)
+    scored = scored_queries(queries, similarity.scores([q.query for q in queries]), similarity.names)
+    threshold = best_threshold(scored)[0]
+    at_threshold = copy.copy(similarity)
+    at_threshold.threshold = threshold
+    similar = evaluate("similarity", run_selector(at_threshold, queries, name="similarity", progress=progress))
+    outcomes = {k: run_selector(confident_hybrid(client, loader, similarity, k), queries, name=f"hybrid k={k}",
+                                progress=progress) for k in ks}
+    hybrids = {k: evaluate(f"hybrid k={k}", found) for k, found in outcomes.items()}
+    k = max(ks, key=lambda size: (hybrids[size].correct, -size))
+    gate = fit_gate(outcomes[k])
+    gated = evaluate("gated", gated_outcomes(outcomes[k], gate))
+    return DevChoices(threshold, k, gate, similar, hybrids, gated, reliability(outcomes[k], gate))
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One criterion's answer: the best selector, those not shown worse than it, and the rest."""
+
+    criterion: str
+    best: str
+    rate: Rate
+    tied: tuple[tuple[str, float], ...]
+    behind: tuple[tuple[str, float], ...]
+
+
+def _correct(outcomes: Sequence[Outcome], counts: Any) -> list[bool]:
+    return [o.verdict == "correct" for o in outcomes if counts(o.query)]
+
+
+def standing(outcomes: Mapping[str, Sequence[Outcome]], criterion: str) -> Standing:
+    """Who is right most often on `criterion` (a key of `CRITERIA`), and who is not shown worse (exact McNemar
+    on the same queries, p ≥ `SIGNIFICANCE`)."""
+    words, counts = CRITERIA[criterion]
+    right = {name: _correct(found, counts) for name, found in outcomes.items()}
+    best = max(right, key=lambda name: (sum(right[name]), -list(right).index(name)))
+    tied, behind = [], []
+    for name, answers in right.items():
+        if name == best:
+            continue
+        b = sum(x and not y for x, y in zip(right[best], answers))
+        c = sum(y and not x for x, y in zip(right[best], answers))
+        p = mcnemar_exact(b, c)
+        (tied if p >= SIGNIFICANCE else behind).append((name, p))
+    return Standing(words, best, Rate.of(sum(right[best]), len(right[best])), tuple(tied), tuple(behind))
+
+
+def _names(pairs: Sequence[tuple[str, float]]) -> str:
+    named = [f"{LABELS.get(n, n)} (p = {p:.2g})" for n, p in pairs]
+    return ", ".join(named[:-1]) + (" and " if len(named) > 1 else "") + named[-1] if named else ""
+
+
+def standing_sentence(found: Standing, unit: str) -> str:
+    rate = found.rate
+    head = (f"{found.criterion.capitalize()}: {LABELS.get(found.best, found.best)}, {rate.successes} of {rate.n} "
+            f"{unit} (95 % CI {rate.low:.0%}–{rate.high:.0%})")
+    if not found.tied:
+        return head + ", ahead of every other selector (exact McNemar p < 0.05)."
+    if not found.behind:
+        return head + f"; no other selector is shown worse on these queries: {_names(found.tied)}."
+    return head + f"; not shown better than {_names(found.tied)}; ahead of {_names(found.behind)}."
+
+
+def answer(outcomes: Mapping[str, Sequence[Outcome]], reports: Mapping[str, Report], model: str,
+           catalog: str) -> list[str]:
+    """Who should pick on this model and catalog, in plain sentences computed from the test run."""
+    overall = standing(outcomes, "accuracy")
+    sentences = [f"On {model}, with the {catalog} catalog:"]
+    sentences.append(standing_sentence(overall, "queries"))
+    sentences.append(standing_sentence(standing(outcomes, "positive_accuracy"), "queries that need a skill"))
+    sentences.append(standing_sentence(standing(outcomes, "none_accuracy"), "queries that need none"))
+    contenders = [overall.best, *(name for name, _ in overall.tied)]
+    cheapest = min(contenders, key=lambda name: reports[name].mean_prompt_tokens or 0.0)
+    costs = "; ".join(f"{LABELS.get(n, n)} {reports[n].mean_prompt_tokens or 0:,.0f} tokens and "
+                      f"{reports[n].seconds_per_decision or 0:.2f} s" for n in reports)
+    sentences.append(f"Cost per decision (mean prompt tokens, seconds): {costs}.")
+    if len(contenders) == 1:
+        verdict = f"So on this model, let {LABELS.get(cheapest, cheapest)} pick: it is right most often."
+    else:
+        verdict = (f"So on this model, let {LABELS.get(cheapest, cheapest)} pick: it is the cheapest of the "
+                   f"{len(contenders)} selectors that these queries cannot tell apart on being right.")
+    sentences.append(verdict)
+    return sentences
