@@ -10,14 +10,16 @@ selectors tie and what each costs; every word of it comes from the numbers.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from course_utils.evaluation import Outcome, Report, evaluate, run_selector
 from course_utils.gating import Bin, Gate, confident_hybrid, fit_gate, gated_outcomes, reliability
 from course_utils.queries import LabelledQuery
-from course_utils.selection import SimilaritySelector
+from course_utils.selection import Decision, SimilaritySelector
 from course_utils.skills import SkillLoader
 from course_utils.stats import SIGNIFICANCE, Rate, mcnemar_exact
 from course_utils.thresholds import best_threshold, scored_queries
@@ -131,6 +133,11 @@ def standing_sentence(found: Standing, unit: str) -> str:
     return head + f"; not shown better than {_names(found.tied)}; ahead of {_names(found.behind)}."
 
 
+def cheapest_of(names: Sequence[str], reports: Mapping[str, Report]) -> str:
+    """The selector of `names` that reads the fewest prompt tokens a decision (the first on a tie)."""
+    return min(names, key=lambda name: reports[name].mean_prompt_tokens or 0.0)
+
+
 def answer(outcomes: Mapping[str, Sequence[Outcome]], reports: Mapping[str, Report], model: str,
            catalog: str) -> list[str]:
     """Who should pick on this model and catalog, in plain sentences computed from the test run."""
@@ -140,7 +147,7 @@ def answer(outcomes: Mapping[str, Sequence[Outcome]], reports: Mapping[str, Repo
     sentences.append(standing_sentence(standing(outcomes, "positive_accuracy"), "queries that need a skill"))
     sentences.append(standing_sentence(standing(outcomes, "none_accuracy"), "queries that need none"))
     contenders = [overall.best, *(name for name, _ in overall.tied)]
-    cheapest = min(contenders, key=lambda name: reports[name].mean_prompt_tokens or 0.0)
+    cheapest = cheapest_of(contenders, reports)
     costs = "; ".join(f"{LABELS.get(n, n)} {reports[n].mean_prompt_tokens or 0:,.0f} tokens and "
                       f"{reports[n].seconds_per_decision or 0:.2f} s" for n in reports)
     sentences.append(f"Cost per decision (mean prompt tokens, seconds): {costs}.")
@@ -151,3 +158,39 @@ def answer(outcomes: Mapping[str, Sequence[Outcome]], reports: Mapping[str, Repo
                    f"{len(contenders)} selectors that these queries cannot tell apart on being right.")
     sentences.append(verdict)
     return sentences
+
+
+def outcomes_of(report: Report) -> list[Outcome]:
+    """A recorded report's per-query outcomes, rebuilt from its records (each run's skill or error)."""
+    return [Outcome(LabelledQuery(r["query"], r["expected"], r["kind"], r["lang"]),
+                    tuple(Decision(skill, error=error) for skill, error in zip(r["runs"], r["errors"])))
+            for r in report.records]
+
+
+@dataclass
+class Record:
+    """A `who-picks` record read back: who ran, the choices made on dev, the test reports and the answer."""
+
+    data: dict[str, Any]
+    choices: DevChoices
+    reports: dict[str, Report]
+
+    @property
+    def outcomes(self) -> dict[str, list[Outcome]]:
+        return {name: outcomes_of(report) for name, report in self.reports.items()}
+
+    @property
+    def model(self) -> str:
+        return self.data["generation_model"]
+
+    def best(self) -> str:
+        """The selector lesson 13's answer names: the cheapest of those not shown worse than the most accurate."""
+        overall = standing(self.outcomes, "accuracy")
+        return cheapest_of([overall.best, *(name for name, _ in overall.tied)], self.reports)
+
+
+def read_record(path: str | Path) -> Record:
+    """Read a record written by `python -m course_utils who-picks --json`."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return Record(data, DevChoices.from_dict(data["dev_choices"]),
+                  {name: Report.from_dict(r) for name, r in data.get("selectors", {}).items()})

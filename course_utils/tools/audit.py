@@ -24,7 +24,14 @@ from course_utils.skills import SkillLoader, discover, read_skill_folder, skill_
 from course_utils.tools.audit_checks import HARNESSES, listing_section, validation_rows, when_section
 from course_utils.tools.audit_pairs import pairs_section
 from course_utils.tools.audit_summary import top_fixes
-from course_utils.tools.trigger import SELECTORS, build_selectors, histogram_figure, run_selectors
+from course_utils.tools.trigger import (
+    SELECTORS,
+    WITHOUT_DEV,
+    build_selectors,
+    choices_from_dev,
+    histogram_figure,
+    run_selectors,
+)
 
 RATE_COLUMNS = (("accuracy", "accuracy"), ("positive_accuracy", "must trigger"), ("none_accuracy", "must not"))
 
@@ -67,9 +74,14 @@ def confusions(report: Report) -> list[dict[str, Any]]:
 
 
 def trigger_section(client: Any, loader: SkillLoader, queries: list[LabelledQuery], selectors: list[str],
-                    k: int) -> tuple[dict[str, Any], dict[str, bytes]]:
-    """The course's trigger evaluation on the audited catalog: rates with intervals, cost, confusions, histogram."""
-    chosen = build_selectors(client, loader, selectors, k=k)
+                    k: int, dev_file: Path | None = None) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """The course's trigger evaluation on the audited catalog: rates with intervals, cost, confusions, histogram.
+    With `dev_file`, the threshold, k and the gated hybrid's gate are chosen on its queries first (lesson 13)."""
+    threshold, gate = None, None
+    if dev_file is not None:
+        choices = choices_from_dev(client, loader, dev_file, progress=False)
+        k, threshold, gate = choices.k, choices.threshold, choices.gate
+    chosen = build_selectors(client, loader, selectors, k=k, threshold=threshold, gate=gate)
     run = run_selectors(chosen, queries)
     rows = []
     for report in run.reports:
@@ -91,8 +103,9 @@ def trigger_section(client: Any, loader: SkillLoader, queries: list[LabelledQuer
 
 def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "claude-code",
               context_tokens: int | None = None, selectors: list[str] | None = None, k: int = 3,
-              backend: str = "auto", client: Any = None, progress: bool = True) -> Audit:
-    """Audit the skills under `root`; `client` (else `make_client(backend)`) embeds and, with queries, decides."""
+              backend: str = "auto", client: Any = None, progress: bool = True, dev_file: Path | None = None) -> Audit:
+    """Audit the skills under `root`; `client` (else `make_client(backend)`) embeds and, with queries, decides.
+    Without `selectors`, every selector runs: the gated hybrid only with `dev_file` (its gate is fitted there)."""
     started = time.perf_counter()
     if client is None:  # the encoder, and with queries the model; files load on first use
         from course_utils.backend.client import make_client
@@ -127,7 +140,8 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
             kept, unknown, data["trigger"]["error"] = [], [], str(err)
         data["trigger"]["unknown"] = unknown
         if kept and loader.skills:
-            section, figures = trigger_section(client, loader, kept, selectors or list(SELECTORS), k)
+            names = selectors or list(SELECTORS if dev_file else WITHOUT_DEV)
+            section, figures = trigger_section(client, loader, kept, names, k, dev_file)
             data["trigger"].update(section)
         elif not data["trigger"]["error"]:
             data["trigger"]["error"] = "no query to evaluate: " + ("no valid skill" if not loader.skills else
@@ -162,6 +176,9 @@ def audit(args: argparse.Namespace) -> int:
         print(f"audit: error: unknown selector {', '.join(unknown)}: choose among {', '.join(SELECTORS)}",
               file=sys.stderr)
         return 2
+    if "gated" in names and args.dev is None:
+        print("audit: error: the gated hybrid fits its gate on development queries: give --dev FILE", file=sys.stderr)
+        return 2
     from course_utils.backend.client import make_client
 
     try:
@@ -170,7 +187,7 @@ def audit(args: argparse.Namespace) -> int:
         print(f"audit: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
         return 1
     result = run_audit(args.dir, queries_file=args.queries, harness=args.harness, context_tokens=args.context_tokens,
-                       selectors=names, k=args.k, client=client)
+                       selectors=names, k=args.k, client=client, dev_file=args.dev)
     print(summary_text(result.data))
     for path, text in ((args.json, lambda: json.dumps(result.data, indent=2, ensure_ascii=False)),
                        (args.html, lambda: render_html(result))):
@@ -192,9 +209,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                          help="whose listing budget to apply (default claude-code)")
     command.add_argument("--context-tokens", type=int, metavar="N",
                          help="the model's context window, if not the harness's usual one")
-    command.add_argument("--selectors", default=",".join(SELECTORS),
-                         help=f"with --queries: comma-separated among {', '.join(SELECTORS)} (default: all)")
-    command.add_argument("--k", type=int, default=3, help="the hybrid's shortlist size (default 3)")
+    command.add_argument("--dev", type=Path, metavar="FILE",
+                         help="development queries: the threshold, k and the gated hybrid's gate are chosen on them, "
+                              "and the gated hybrid joins the selectors")
+    command.add_argument("--selectors", default="",
+                         help=f"with --queries: comma-separated among {', '.join(SELECTORS)} "
+                              "(default: all; gated needs --dev)")
+    command.add_argument("--k", type=int, default=3,
+                         help="the hybrid's shortlist size (default 3; chosen on --dev when given)")
     command.add_argument("--backend", choices=("auto", "local", "gemini", "openai"), default="auto")
     command.add_argument("--html", type=Path, metavar="REPORT.html", help="write the report as one HTML page")
     command.add_argument("--json", type=Path, metavar="REPORT.json", help="write the report as JSON")

@@ -76,7 +76,7 @@ def eval_trigger(args: argparse.Namespace) -> int:
     from course_utils.backend.client import make_client
     from course_utils.evaluation import comparison_table
     from course_utils.queries import QuerySetError, load_queries
-    from course_utils.tools.trigger import build_selectors, histogram_figure, run_selectors
+    from course_utils.tools.trigger import build_selectors, choices_from_dev, histogram_figure, run_selectors
 
     names = list(dict.fromkeys(n.strip() for n in args.selectors.split(",") if n.strip()))
     unknown = [n for n in names if n not in SELECTORS]
@@ -84,8 +84,11 @@ def eval_trigger(args: argparse.Namespace) -> int:
         return _refuse(f"unknown selector {', '.join(unknown) or '(none given)'}: choose among {', '.join(SELECTORS)}")
     if args.plot and "similarity" not in names:
         return _refuse("--plot draws the similarity scores: add similarity to --selectors")
-    if (args.runs is not None and args.runs < 1) or args.k < 1:
+    if (args.runs is not None and args.runs < 1) or (args.k is not None and args.k < 1):
         return _refuse("--runs and --k must be at least 1")
+    if "gated" in names and args.dev is None:
+        return _refuse("the gated hybrid fits its gate on development queries: give --dev FILE "
+                       "(e.g. data/dev/workplace_dev.yaml)")
     try:
         with warnings.catch_warnings(record=True) as notes:
             warnings.simplefilter("always")
@@ -103,8 +106,17 @@ def eval_trigger(args: argparse.Namespace) -> int:
         return _refuse(str(err))
     try:
         client = make_client(args.backend)
-        chosen = build_selectors(client, loader, names, k=args.k, threshold=args.threshold, runs=args.runs,
-                                 temperature=args.temperature)
+        k, threshold, gate = args.k or 3, args.threshold, None
+        if args.dev is not None:
+            print(f"Choosing the threshold, k and the gate on {args.dev}")
+            choices = choices_from_dev(client, loader, args.dev, k=args.k)
+            k, gate = choices.k, choices.gate
+            threshold = choices.threshold if threshold is None else threshold
+            print(f"On {args.dev}: threshold {choices.threshold:.3f}, k = {k}, gate: {gate.describe()}")
+        chosen = build_selectors(client, loader, names, k=k, threshold=threshold, runs=args.runs,
+                                 temperature=args.temperature, gate=gate)
+    except QuerySetError as err:
+        return _refuse(str(err))
     except Exception as err:  # no key, no model files, backend down: say so in one line
         print(f"eval-trigger: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
         return 1
@@ -159,12 +171,17 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--selectors", default="model,similarity",
                          help="comma-separated: model (the seed's selector), model-abstain (the course's "
                               "recommended small-model selector, course_utils.abstain), similarity, hybrid (the top k "
-                              "by similarity, then the model; lesson 09); default model,similarity")
+                              "by similarity, then the model; lesson 09), gated (the hybrid with a gate fitted on "
+                              "--dev; lesson 13); default model,similarity")
     command.add_argument("--threshold", type=float,
                          help="similarity's cosine threshold (default: the backend's, fitted on data/dev for the "
                               "local encoder)")
-    command.add_argument("--k", type=int, default=3,
-                         help="how many nearest skills similarity reports and hybrid shows the model (default 3)")
+    command.add_argument("--k", type=int,
+                         help="how many nearest skills similarity reports and hybrid shows the model (default 3, "
+                              "or chosen on --dev)")
+    command.add_argument("--dev", type=Path, metavar="FILE",
+                         help="development queries: the threshold (unless --threshold), k (unless --k) and the gated "
+                              "hybrid's gate are chosen on them first (lesson 13)")
     command.add_argument("--runs", type=int,
                          help="runs per query for the model-based selectors (default: 3 on Gemini, else 1)")
     command.add_argument("--temperature", type=float,

@@ -9,13 +9,16 @@ from typing import TYPE_CHECKING, Any
 from course_utils import abstain, gating, selection
 from course_utils.backend.client import backend_of
 from course_utils.evaluation import Comparison, Outcome, Report, evaluate, paired_comparison, run_selector
-from course_utils.queries import LabelledQuery
+from course_utils.queries import LabelledQuery, load_queries
 from course_utils.skills import SkillLoader
+from course_utils.who_picks import K_CANDIDATES, DevChoices, choose_on_dev
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 SELECTORS = ("model", "model-abstain", "similarity", "hybrid", "gated")
+WITHOUT_DEV = SELECTORS[:-1]
+"""The selectors that need no development queries: the gated hybrid's gate is fitted on them (`--dev`)."""
 SAMPLING_TEMPERATURE = 0.7
 """The temperature of repeated runs on the local backend when no temperature is given: greedy
 decoding gives the same decision every run, so repeating it would measure nothing."""
@@ -88,6 +91,14 @@ def build_selectors(client: Any, loader: SkillLoader, names: Sequence[str], *, k
         hybrid = selection.hybrid_selector(client, loader, chosen.similarity, k=k, temperature=temperature)
         chosen.selectors["hybrid"] = (hybrid, model_runs)
     return chosen
+
+
+def choices_from_dev(client: Any, loader: SkillLoader, dev_file: Any, k: int | None = None,
+                     progress: bool = True) -> DevChoices:
+    """Lesson 13's choices made on the development queries of `dev_file`: the threshold, k (among `K_CANDIDATES`
+    unless `k` is given) and the gated hybrid's gate."""
+    queries = load_queries(dev_file, loader.names)
+    return choose_on_dev(client, loader, queries, ks=K_CANDIDATES if k is None else (k,), progress=progress)
 
 
 @dataclass
