@@ -73,11 +73,16 @@ class CountClaim:
         return QUANTIFIERS[self.holds_when][1].format(n=n, of=self.of)
 
     def sentence(self, rate: Rate) -> str:
-        return (f'This run {self.verdict(rate)} the claim "{self.quote}" ({self.source}), a claim about this set and '
-                f"so decided by the count: it holds when {self.bound_text(rate.n)} {self.did}.")
+        opening = (f'This run {self.verdict(rate)} the claim "{self.quote}" ({self.source}), a claim about this set '
+                   "and so decided by the count")
+        if rate.n == 0:
+            return f"{opening}: this run has no {self.of} to count."
+        return f"{opening}: it holds when {self.bound_text(rate.n)} {self.did}."
 
     def plain(self, rate: Rate, model: str) -> str:
         clause = self.holds if self.verdict(rate) == AGREES else self.fails
+        if rate.n == 0:
+            return f"On {model}, {clause}: there are no {self.of}."
         return f"On {model}, {clause}: {rate.successes} of {rate.n} {self.of} {self.did}."
 
 

@@ -58,6 +58,13 @@ def test_a_count_finding_ends_with_a_plain_sentence_from_the_numbers():
     assert claim_finding(ALL, Rate.of(24, 24), "m").endswith("On m, it ranks them all: 24 of 24 positives rank first.")
 
 
+def test_a_count_finding_on_nothing_says_so():
+    found = claim_finding(CountClaim("fixes more than it breaks", "s", "most", of="changed decisions",
+                                     did="are fixes", fails="it fixes nothing"), Rate.of(0, 0), "m")
+    assert "this run has no changed decisions to count." in found
+    assert found.endswith("On m, it fixes nothing: there are no changed decisions.")
+
+
 def test_an_unknown_quantifier_is_refused():
     with pytest.raises(ValueError, match="holds_when"):
         CountClaim("q", "s", "nearly all")
