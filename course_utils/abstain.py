@@ -1,6 +1,6 @@
 """Model selectors that can say "none": the harness techniques a small model needs to decline.
 
-Lesson 06 measures the seed's selector, `selection.pick_by_model`: the catalog, the activate tool,
+Lesson 06 measures the plain selector, `selection.pick_by_model`: the catalog, the activate tool,
 and a decline is a text answer. A small model rarely answers in text once a tool is on offer. Each
 function below changes what the harness asks, never the model, and works the same on Gemini:
 
@@ -8,7 +8,7 @@ function below changes what the harness asks, never the model, and works the sam
 - `pick_with_none_option(reason=True)`: the same, with a one-sentence reason written *before* the name
   (the tool's first parameter), so the choice comes after the model has read the lines that decide;
 - `pick_with_gate`: a first request asks only "does any skill fit?" (yes/no); a second one picks;
-- `pick_with_examples`: the seed's selector, with worked declines in the system instruction;
+- `pick_with_examples`: the plain selector, with worked declines in the system instruction;
 - `pick_by_agreement`: several sampled runs; a skill only when every run names it.
 
 Which one the course recommends is chosen on `data/dev/` (see `RECOMMENDED` and the README).
@@ -162,14 +162,14 @@ def pick_with_gate(client: genai.Client, loader: SkillLoader, query: str, model:
 
 def pick_with_examples(client: genai.Client, loader: SkillLoader, query: str, model: str = GENERATION_MODEL,
                        temperature: float | None = None) -> Decision:
-    """The seed's selector (`pick_by_model`) with worked declines, from another domain, in the system instruction."""
+    """The plain selector (`pick_by_model`) with worked declines, from another domain, in the system instruction."""
     return pick_by_model(client, loader, query, model=model, temperature=temperature,
                          preamble=f"You are a helpful assistant.\n\n{EXAMPLES}")
 
 
 def pick_by_agreement(client: genai.Client, loader: SkillLoader, query: str, runs: int = 3,
                       temperature: float = 0.7, model: str = GENERATION_MODEL) -> Decision:
-    """`runs` sampled decisions of the seed's selector; a skill only when every run names it, else none."""
+    """`runs` sampled decisions of the plain selector; a skill only when every run names it, else none."""
     decisions = [pick_by_model(client, loader, query, model=model, temperature=temperature) for _ in range(runs)]
     errors = [d.error for d in decisions if d.error]
     names = {d.skill for d in decisions}
@@ -193,8 +193,8 @@ RECOMMENDED = "none-option"
 
 Chosen on the development queries (`data/dev/`, English and French, the workplace catalog, the local model,
 greedy) by a rule fixed before the run: the most correct decisions wins among the techniques whose mean
-prompt tokens stay within 1.5x the seed selector's (`selection.pick_by_model`); a tie goes to fewer tokens.
-none-option wins by that rule without being shown better than the seed. The gate is left out: its two
+prompt tokens stay within 1.5x the plain selector's (`selection.pick_by_model`); a tie goes to fewer tokens.
+none-option wins by that rule without being shown better than the plain selector. The gate is left out: its two
 alternating prompts evict the local backend's cached prefix, so each decision recomputes the catalog.
 The figures and the records: docs/lab/choices.md and docs/lab/docstring-history.md."""
 

@@ -209,7 +209,7 @@ SEEDING = "per request"  # how run_all seeds sampled runs; records made before i
 def run_seed(request_id: str, seed: int) -> int:
     """The model's seed for run `seed` of one request: a hash of both, so that no two requests share their random
     draws (with one seed for every request's run k, a draw that tipped one request toward a text answer tipped
-    them all), while every harness row still gets the same seed for the same (request, run)."""
+    them all), while every harness still gets the same seed for the same (request, run)."""
     return zlib.crc32(f"{request_id}/{seed}".encode()) & 0x7FFFFFFF
 
 

@@ -65,7 +65,7 @@ def decline_probability(response: Any) -> float | None:
 
 def decline_probabilities(client: genai.Client, loader: SkillLoader, queries: Sequence[LabelledQuery],
                           progress: Callable[[Iterable], Iterable] = iter) -> list[float | None]:
-    """The model's probability of declining for each query (the seed's selector, first turn only).
+    """The model's probability of declining for each query (the plain selector, `pick_by_model`, first turn only).
 
     On the local backend each answer is cut at its decision point (`DECISION_POINT_TOKENS`); Gemini's answer is
     left uncapped (its thinking tokens count against a cap). An OpenAI-compatible server answers in its model's own

@@ -40,8 +40,8 @@ DECISION_TOKENS = {"local": LOCAL_DECISION_TOKENS, "openai": SERVER_DECISION_TOK
 DEFAULT_THRESHOLDS = {"local": 0.16, "gemini": 0.6, "scripted": 0.5}
 """Default cosine thresholds per backend (each embedding model has its own score scale).
 local: fitted on the development sets (data/dev/, EN + FR pooled, 90 queries) with
-`thresholds.best_threshold` on multilingual USE v3 scores: 0.156, dev accuracy 0.711 (2026-11-30).
-gemini: a placeholder, fitted on no data (no key on the machine that fitted the local one).
+`thresholds.best_threshold` on multilingual USE v3 scores (the fit's figures: docs/lab/docstring-history.md).
+gemini: a placeholder, fitted on no data: fit one on data/dev/ with a key before trusting it.
 scripted: the stand-in of `course_utils.scripted`, whose cosines a script writes: 0.5 (the exercise checker uses it)."""
 
 

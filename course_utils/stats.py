@@ -23,8 +23,15 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     """
     if n <= 0 or not 0 <= successes <= n:
         raise ValueError(f"need 0 <= successes <= n and n > 0, got {successes}/{n}")
+    return wilson_at(successes / n, n, confidence)
+
+
+def wilson_at(p: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson interval a rate of `p` would have on `n` trials, `p * n` not necessarily a whole count: what
+    `course_utils.findings` reads to say how many queries would decide a claim at the rate observed."""
+    if n <= 0 or not 0 <= p <= 1:
+        raise ValueError(f"need 0 <= p <= 1 and n > 0, got p={p}, n={n}")
     z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
-    p = successes / n
     denominator = 1 + z * z / n
     center = (p + z * z / (2 * n)) / denominator
     half = z / denominator * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))

@@ -5,11 +5,17 @@ Markdown cell over 1,200 characters, no code cell over 30 lines. Shape: a title,
 (`**The idea:**`), the time it takes (`**Time:**`) and what the learner will do (`**You will**`); a lesson that
 measures has a "What we found" section whose sentences come from code; then the checklist and the references.
 No history: lessons never mention harness rows, records as a diary, issue numbers, commit hashes, machines or
-run dates (the development history lives in docs/lab/).
+run dates (the development history lives in docs/lab/); nor do the docstrings and comments of course_utils/,
+which are also kept from dates, bare commit hashes, machine descriptions and "the seed" (citations of outside
+sources apart: a paragraph with a link, or one that starts with "Source" or "Reference").
 """
 from __future__ import annotations
 
+import ast
+import io
 import re
+import tokenize
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -31,6 +37,17 @@ HISTORY = {  # pattern: what it gives away
     r"\b(?:the (?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth) record)\b": "a record of the diary",
     r"\b(?:[Ww]e|I) (?:tried|tuned|first tried)\b": "what was tried before",
 }
+PACKAGE_HISTORY = {  # on top of HISTORY, in the package's docstrings and comments
+    r"\b20\d\d-[01]\d(?:-[0-3]\d)?\b": "a date",
+    r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b": "a bare commit hash",
+    r"\b(?:\d+|one|two|four|eight)[- ]core\b|\bthe machine that\b|\b(?:this|that|my|our) machine\b|\bvCPUs?\b":
+        "a machine",
+    r"\b[Tt]he seed(?:'s)?\b(?!\s+(?:corpus|inputs?)\b)": "the seed (the course's origin)",
+    r"\bharness rows?\b|\b[Tt]he issue(?:'s)?\b": "the development diary",
+}
+DATA_DATES = {"course_utils/bakery.py"}
+"""Modules whose dates are data: the bakery's synthetic calendar and its examples."""
+PACKAGE = REPO_ROOT / "course_utils"
 MEASURING = {"04", "06", "07", "08", "09", "10", "11", "12"}
 """The lessons that measure something and so end their measurement with a "What we found" section."""
 
@@ -41,9 +58,33 @@ def prose_words(cells: list) -> int:
                if c.cell_type == "markdown" and not c.source.startswith("## References"))
 
 
-def history_mentions(text: str) -> list[str]:
+def history_mentions(text: str, patterns: dict[str, str] = HISTORY) -> list[str]:
     """Each history pattern found in a text (references and links apart), with what it gives away."""
-    return [f"{why}: {m.group(0)!r}" for pattern, why in HISTORY.items() for m in re.finditer(pattern, text)]
+    return [f"{why}: {m.group(0)!r}" for pattern, why in patterns.items() for m in re.finditer(pattern, text)]
+
+
+def docstrings_and_comments(source: str) -> list[tuple[int, str]]:
+    """(line, text) of each comment and each docstring paragraph of a module (module, class, function and
+    attribute docstrings), citations apart: a paragraph with a link, or one starting with Source(s)/Reference(s)."""
+    found = [(t.start[0], t.string) for t in tokenize.generate_tokens(io.StringIO(source).readline)
+             if t.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            line = node.lineno
+            for paragraph in re.split(r"\n\s*\n", node.value.value):
+                if "://" not in paragraph and not re.match(r"\s*(?:Sources?|References?)\b", paragraph):
+                    found.append((line, paragraph))
+                line += paragraph.count("\n") + 2
+    return found
+
+
+def package_history(path: Path, source: str) -> list[str]:
+    """The history mentions in a module's docstrings and comments."""
+    patterns = {**HISTORY, **PACKAGE_HISTORY}
+    if str(path.relative_to(REPO_ROOT)) in DATA_DATES:
+        patterns = {p: why for p, why in patterns.items() if why != "a date"}
+    return [f"{path.relative_to(REPO_ROOT)} near line {line}: {hit}" for line, text in docstrings_and_comments(source)
+            for hit in history_mentions(text, patterns)]
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
@@ -88,6 +129,29 @@ def test_no_history_in_the_course(path):
         texts = [re.sub(r"\[[^\]]*\]\(docs/lab/[^)]*\)", " ", path.read_text(encoding="utf-8"))]
     found = [hit for text in texts for hit in history_mentions(text)]
     assert not found, f"{path.name}: development history belongs in docs/lab/: " + "; ".join(found)
+
+
+def test_no_history_in_the_package_docstrings_and_comments():
+    found = [hit for path in sorted(PACKAGE.rglob("*.py")) for hit in package_history(path, path.read_text("utf-8"))]
+    assert not found, "development history belongs in docs/lab/ (docstring-history.md):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("source, caught", [
+    ('"""Fitted on dev: 0.156 (2026-11-30)."""', True),
+    ('X = 1  # since 4121e7a the cache is keyed by text', True),
+    ('"""Four threads oversubscribe a 2-core machine."""', True),
+    ('def f():\n    """The seed\'s selector, with examples."""', True),
+    ('"""Every harness row gets the same seed."""', True),
+    ('"""From the issue\'s figure."""', True),
+    ('"""The seed corpus is the shipped skills; `seed` makes a sample repeatable."""', False),
+    ('"""Source: https://github.com/openai/codex (the stored version at commit 0899b7c42bf1, read in 2026-12)."""',
+     False),
+    ('"""Sources, read for this course in 2026-12:\n- the documentation."""', False),
+    ('"""Nothing leaves the machine; 1.5x the plain selector\'s tokens."""', False),
+    ('x = "2026-11-30"  # a string that is no docstring is data', False),
+])
+def test_the_package_history_detector(source, caught):
+    assert bool(package_history(PACKAGE / "example.py", source)) == caught
 
 
 @pytest.mark.parametrize("text, caught", [

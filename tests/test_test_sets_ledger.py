@@ -18,8 +18,11 @@ The tests below fail when
   `"split": "test"`, or it holds a test set's query, request id or file name) is not named in the ledger;
 - a fresh set (no look recorded) has a committed record;
 - a sentence of README.md, a lesson's Markdown or a data file's header claims a set was "reported once", "run
-  once", "measured once", "looked at once", had "one look", was "never chosen on", "never used to tune" or had
-  "no choice made on" it, while the ledger lists that set as looked at more than once, or burned.
+  once", "measured once", "looked at once", had "one look", that it "reports … once", was "never chosen on",
+  "never used to tune" (or to choose), "never tuned on" (or that "nobody tuned on" it) or had "no choice made on"
+  it, while the ledger lists that set as looked at more than once, or burned;
+- such a sentence calls a burned set "held out" (a look at it steered a choice: it was not held out from it), or
+  names it as a test ("test queries", "test set", "English test"…): a burned set is a development set.
 """
 from __future__ import annotations
 
@@ -41,7 +44,11 @@ STATUSES = ("fresh", "reported", "burned")
 LOOKS = re.compile(r"^(\d+)( \+ standing)?$")
 LOOK_ID = re.compile(r"^(\d+|S\d+)$")
 CLAIM = re.compile(r"\b(?:reported (?:on )?once|measured once|run once|looked at once|one look|never chosen on|"
-                   r"never used to tune|no choice (?:was )?made on)\b", re.IGNORECASE)
+                   r"never used to (?:tune|choose)|(?:never|nobody|no one) tuned on|no choice (?:was )?made on|"
+                   r"reports?\b[^.;:]{0,80}?\bonce)\b", re.IGNORECASE)
+BURNED_NAME = re.compile(r"(?<!not a )(?:\bheld[- ]out\b|\btest (?:set|sets|quer(?:y|ies)|data|files?)\b|"
+                         r"\b(?:EN|FR|English|French) test\b)", re.IGNORECASE)
+"""What a burned set may not be called: held out, or a test set (it is a development set)."""
 
 
 class LedgerError(ValueError):
@@ -254,15 +261,18 @@ def claims(text: str, where: str, sets: dict[str, TestSet], own: tuple[str, ...]
     for paragraph in paragraphs(text):
         whole = " ".join(line for _, line in paragraph)
         for line, sentence in sentences(paragraph):
-            claim = CLAIM.search(sentence)
-            if not claim:
+            claim, name = CLAIM.search(sentence), BURNED_NAME.search(sentence)
+            if not claim and not name:
                 continue
             about = named(sentence) or [sets[name] for name in own] or named(whole)
             for test_set in about:
-                if not test_set.looked_at_at_most_once() or test_set.status == "burned":
-                    looks = f"{test_set.looks}{' + standing' if test_set.standing else ''}"
+                looks = f"{test_set.looks}{' + standing' if test_set.standing else ''}"
+                if claim and (not test_set.looked_at_at_most_once() or test_set.status == "burned"):
                     problems.append(f"{where} line {line}: {claim[0]!r} about the {test_set.name} ({looks} looks, "
                                     f"{test_set.status}): {sentence.strip()[:200]!r}")
+                if name and test_set.status == "burned":
+                    problems.append(f"{where} line {line}: {name[0]!r} for the {test_set.name}, burned: call it a "
+                                    f"development set: {sentence.strip()[:200]!r}")
     return problems
 
 
@@ -412,7 +422,7 @@ def test_a_record_of_a_set_is_recognised(ledger):
 def test_claims_are_judged_against_the_ledger():
     sets = parse_ledger(GOOD)
     burned = "The 30 queries of the English test set were reported once, at the end."
-    assert len(claims(burned, "x.md", sets)) == 1
+    assert len(claims(burned, "x.md", sets)) == 2  # "reported once", and a burned set called a test set
     assert "old set" in claims(burned, "x.md", sets)[0]
     fresh = "The `split: test` requests are run once, with the finished harness."
     assert claims(fresh, "x.md", sets) == []
@@ -420,5 +430,21 @@ def test_claims_are_judged_against_the_ledger():
     assert len(claims(paragraph, "x.md", sets)) == 1  # the paragraph names the set
     header_only = "Held-out queries, never used to tune the edit."
     assert claims(header_only, "data/old.yaml", sets) == []  # no set named: nothing to judge
-    assert len(claims(header_only, "data/old.yaml", sets, own=("old set",))) == 1  # a data header is about its file
+    assert len(claims(header_only, "data/old.yaml", sets, own=("old set",))) == 2  # a data header is about its file
     assert claims("The other two run once each with the same options.", "x.md", sets) == []
+
+
+@pytest.mark.parametrize("sentence, caught", [
+    ("Grade it on `data/old.yaml`, queries nobody tuned on.", True),
+    ("The old queries, never tuned on, grade the hybrid.", True),
+    ("The cell then reports your hybrid once on the old queries.", True),
+    ("Written for `data/old.yaml`, never used to choose k.", True),
+    ("From scratch on the English test queries.", True),  # a burned set called a test
+    ("The old queries are the held-out part of this lesson.", True),
+    ("The old queries are a development set: tune on them, report elsewhere.", False),
+    ("Their figures on `data/old.yaml` are development figures, not a held-out test.", False),
+    ("The `split: test` requests are a test set, held out from every choice.", False),  # fresh: it may be
+    ("A paired test on the old queries compares the two selectors.", False),
+])
+def test_names_and_claims_that_a_burned_set_cannot_carry(sentence, caught):
+    assert bool(claims(sentence, "x.md", parse_ledger(GOOD))) == caught

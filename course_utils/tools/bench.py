@@ -106,7 +106,7 @@ def bench_hybrid(client, loader, queries: list[str], k: int = 3) -> dict[str, An
 
 def embedding_workloads(loader, count: int = 1000) -> dict[str, list[str]]:
     """`bench`'s two sets of `count` descriptions, by field: the catalog's own descriptions repeated with a numbered
-    suffix (`embed_1000_s`, the issue's figure: few distinct words), and the first `count` of lesson 10's synthetic
+    suffix (`embed_1000_s`: few distinct words), and the first `count` of lesson 10's synthetic
     skills (`embed_1000_synthetic_s`: every description different)."""
     from course_utils.scale import synthetic_skills
 

