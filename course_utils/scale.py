@@ -427,12 +427,13 @@ def decision_rule(catalog_tokens: int, budget: int = CATALOG_TOKEN_BUDGET, k: in
     shortlist the budget holds and says what to try: a larger k where the budget allows it, another encoder,
     embedding the body as well as the description, or a model with a larger context window.
 
-    Similarity alone never decides to activate, and an explicit `/skill-name` always wins (see `rule_selector`).
+    It answers what fits the context window, not which selector is right more often: lesson 13's record measures
+    that, and lesson 10 reads it. `rule_selector` honours an explicit `/skill-name` first.
     Use `catalog_budget` for the budget of a given context window.
     """
     if catalog_tokens <= budget:
         return Strategy("model", f"the catalog ({catalog_tokens:,} tokens) fits the {budget:,}-token budget: "
-                                 "the model reads every description and can say none")
+                                 "the model can read every description")
     over = f"the catalog ({catalog_tokens:,} tokens) exceeds the {budget:,}-token budget"
     if not recall:
         return Strategy(f"hybrid top {k}", f"{over}: similarity keeps {k} skills, the model decides among them", k)
