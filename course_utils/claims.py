@@ -66,6 +66,13 @@ FIXES_A_FALSE_TRIGGER = CountClaim(
 """Lesson 11, on the held-out queries needing no skill (8): the false triggers of the original that the edit
 removes, against those the edit adds. None either way fixes nothing: the claim disagrees."""
 
+MODEL_OVER_SIMILARITY = RateClaim(
+    "never use similarity alone to decide that a skill must be activated", SOURCE, above=0.5,
+    of="queries on which exactly one of the model alone and similarity alone is right", did="are won by the model",
+    holds="the model decides better than similarity alone", fails="similarity alone decides better than the model")
+"""Lesson 13, on each catalog's test queries: the source's rule read as a paired comparison. Only the queries on
+which the two selectors differ count (those an exact McNemar test reads), and the model must win more than half."""
+
 LESSON_CLAIMS = {
     "04": (SKIPS_THE_SKILL,),
     "06": (DECLINES,),
@@ -75,5 +82,6 @@ LESSON_CLAIMS = {
     "10": (PRESELECT_TOP10,),
     "11": (FIXES_A_FALSE_TRIGGER,),
     "12": (RANKS_PERFECTLY,),
+    "13": (DECLINES, MODEL_OVER_SIMILARITY),
 }
 """The claims each measuring lesson checks."""

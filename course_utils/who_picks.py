@@ -181,7 +181,10 @@ class Record:
 
     @property
     def model(self) -> str:
+        """The label of the model that made the decisions (`Backend.generation_label()` of the run)."""
         return self.data["generation_model"]
+
+    generation_label = model
 
     def best(self) -> str:
         """The selector lesson 13's answer names: the cheapest of those not shown worse than the most accurate."""
@@ -194,3 +197,17 @@ def read_record(path: str | Path) -> Record:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     return Record(data, DevChoices.from_dict(data["dev_choices"]),
                   {name: Report.from_dict(r) for name, r in data.get("selectors", {}).items()})
+
+
+def course_finding(records: Mapping[str, Record]) -> str:
+    """One paragraph: who should pick on the recorded model, per catalog, with every selector's counts.
+
+    The README and lesson 00 carry it; a test checks the README's copy against the records."""
+    model = next(iter(records.values())).model
+    parts = []
+    for record in records.values():
+        counts = "; ".join(f"{LABELS[name]} {report.correct}/{report.queries}, declining "
+                           f"{report.nones_correct}/{report.nones}" for name, report in record.reports.items())
+        parts.append(f"with the {record.data['catalog']} catalog, let {LABELS[record.best()]} pick ({counts})")
+    return (f"On {model}, lesson 13's fresh test sets answer the course's question: " + "; and ".join(parts) +
+            ". Each answer is the cheapest selector that no other is shown to beat (exact McNemar, p < 0.05).")

@@ -147,6 +147,7 @@ def test_hybrid_offline_writes_its_report(tmp_path):
         (["--selectors", "oracle"], "unknown selector oracle"),
         (["--selectors", "model", "--plot", "x.png"], "--plot draws the similarity scores"),
         (["--runs", "0"], "--runs and --k must be at least 1"),
+        (["--selectors", "gated"], "the gated hybrid fits its gate on development queries: give --dev FILE"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):

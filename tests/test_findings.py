@@ -15,6 +15,7 @@ from course_utils.findings import (AGREES, DISAGREES, TOO_FEW, Claim, CountClaim
 from course_utils.paths import DATA_DIR, NOTEBOOKS_DIR
 from course_utils.queries import load_queries
 from course_utils.stats import Rate, wilson_at
+from course_utils.who_picks import read_record as read_who_picks
 
 BOTH = {AGREES, DISAGREES}
 
@@ -159,7 +160,16 @@ def _samples() -> dict[tuple[str, str], list[int]]:
         ("10", "PRESELECT_TOP10"): [_positives("trigger_eval.yaml", "en")],
         ("11", "FIXES_A_FALSE_TRIGGER"): list(range(1, _nones("helpdesk_fix_holdout_v2.yaml") + 1)),
         ("12", "RANKS_PERFECTLY"): [_positives("dev/trigger_dev.yaml")],
+        ("13", "DECLINES"): [_nones("workplace_fresh.yaml"), _nones("mattpocock_fresh.yaml")],
+        ("13", "MODEL_OVER_SIMILARITY"): [_discordant(name) for name in ("workplace", "mattpocock")],
     }
+
+
+def _discordant(catalog: str) -> int:
+    """Lesson 13: the test queries of a who-picks record on which the model alone and similarity alone differ."""
+    record = read_who_picks(DATA_DIR / "measured" / "who_picks" / f"{catalog}.json")
+    model, similar = (record.outcomes[name] for name in ("model", "similarity"))
+    return sum((a.verdict == "correct") != (b.verdict == "correct") for a, b in zip(model, similar))
 
 
 def _name(claim) -> str:

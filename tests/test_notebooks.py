@@ -18,8 +18,8 @@ MAX_CELLS = 40
 """One idea per lesson (issue #17, item 1): a lesson that needs more cells holds two lessons."""
 
 
-def test_the_course_has_thirteen_titled_lessons_of_at_most_40_cells_each_ending_with_a_checklist_and_references():
-    assert [p.name[:2] for p in LESSONS] == [f"{n:02d}" for n in range(13)]
+def test_the_course_has_fourteen_titled_lessons_of_at_most_40_cells_each_ending_with_a_checklist_and_references():
+    assert [p.name[:2] for p in LESSONS] == [f"{n:02d}" for n in range(14)]
     for path in LESSONS:
         cells = nbformat.read(path, as_version=4).cells
         assert cells[0].cell_type == "markdown" and cells[0].source.startswith(f"# {path.name[:2]} · "), \

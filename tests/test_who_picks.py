@@ -1,0 +1,59 @@
+"""Lesson 13's records and command: the record is complete, and re-running its choices on the local model gives
+its decisions again."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from course_utils.paths import DATA_DIR, REPO_ROOT, SKILLS_DIR
+from course_utils.queries import load_queries
+from course_utils.skills import SkillLoader
+from course_utils.tools.trigger import build_selectors, run_selectors
+from course_utils.who_picks import SELECTORS, course_finding, read_record
+
+RECORDS = DATA_DIR / "measured" / "who_picks"
+TEST_SETS = {"workplace": "workplace_fresh.yaml", "mattpocock": "mattpocock_fresh.yaml"}
+
+
+@pytest.mark.parametrize("catalog", sorted(TEST_SETS))
+def test_each_record_holds_every_selector_on_every_test_query(catalog):
+    record = read_record(RECORDS / f"{catalog}.json")
+    queries = load_queries(DATA_DIR / TEST_SETS[catalog])
+    assert list(record.reports) == list(SELECTORS)
+    for report in record.reports.values():
+        assert [r["query"] for r in report.records] == [q.query for q in queries]
+        assert report.errors == len(report.error_reasons)  # a failed decision is kept with its reason
+    assert record.best() in SELECTORS and record.data["answer"][-1].startswith("So on this model")
+    dev = read_record(RECORDS / f"{catalog}_dev.json")
+    assert dev.choices.gate == record.choices.gate and dev.choices.k == record.choices.k
+
+
+def test_who_picks_without_test_queries_is_bad_input():
+    run = subprocess.run([sys.executable, "-m", "course_utils", "who-picks", str(SKILLS_DIR / "workplace"),
+                          "--dev", "data/dev/workplace_dev.yaml"], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert run.returncode == 2 and "give --queries" in run.stderr
+
+
+@pytest.mark.model
+def test_the_record_s_choices_give_its_decisions_again_on_the_local_model(local_client):
+    """RERUN's promise, on a sample of the workplace record (every 24th query, both kinds): the same choices on
+    the same model decide every selector's queries as the record did."""
+    record = read_record(RECORDS / "workplace.json")
+    loader = SkillLoader.from_root(SKILLS_DIR / "workplace")
+    sample = load_queries(DATA_DIR / TEST_SETS["workplace"], loader.names)[::24]
+    assert {q.expected is None for q in sample} == {True, False}
+    chosen = build_selectors(local_client, loader, list(SELECTORS), k=record.choices.k,
+                             threshold=record.choices.threshold, gate=record.choices.gate)
+    again = run_selectors(chosen, sample)
+    for name, outcomes in again.outcomes.items():
+        recorded = {r["query"]: r["decided"] for r in record.reports[name].records}
+        assert [o.chosen for o in outcomes] == [recorded[o.query.query] for o in outcomes], name
+
+
+def test_the_readme_states_what_the_records_find():
+    """The README's paragraph on what the course finds is the one `course_finding` computes from the records."""
+    records = {name: read_record(RECORDS / f"{name}.json") for name in TEST_SETS}
+    readme = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert " ".join(course_finding(records).split()) in readme
