@@ -19,7 +19,7 @@ from typing import Any, Literal
 import yaml
 from google.genai import types
 
-from course_utils import safeyaml
+from course_utils import harnesses, safeyaml
 from course_utils.text import shorten
 
 SKILL_FILE = "SKILL.md"
@@ -36,7 +36,9 @@ MAX_FILE_BYTES = 1_000_000
 """A SKILL.md larger than this is refused unread: a skill is instructions, not a data dump."""
 MAX_FRONTMATTER_CHARS = 64_000
 """The frontmatter's fields fit in ~2,000 characters; long text belongs in the body."""
-KNOWN_FIELDS = frozenset({"name", "description", "license", "compatibility", "metadata", "allowed-tools"})
+KNOWN_FIELDS = frozenset(harnesses.SPEC_FIELDS)
+LISTING_ENTRY_CHARS = 1_536
+"""Claude Code lists at most this many characters of a skill's `description` and `when_to_use` together."""
 _DELIMITER = re.compile(r"^---[ \t]*$", re.MULTILINE)
 
 
@@ -48,6 +50,8 @@ class Diagnostic:
     field: str | None
     message: str
     severity: Literal["error", "warning"] = "error"
+    fix: str | None = None
+    """How to fix it, when the message ends with a fix (its last clause)."""
 
     def __str__(self) -> str:
         where = f" [{self.field}]" if self.field else ""
@@ -117,36 +121,120 @@ def name_problem(name: str, folder_name: str | None) -> str | None:
     return None
 
 
-def validate_frontmatter(
-    data: Mapping[Any, Any], path: Path, folder_name: str | None, strict: bool = False
-) -> list[Diagnostic]:
-    """Check frontmatter fields against the Agent Skills rules.
+FIX_VERBS = ("add", "quote", "rename", "remove", "use", "write", "say", "give", "shorten", "move", "keep", "put")
 
-    A field the spec does not define is an error when `strict` (as `python -m course_utils validate`
-    and the reference validator report it), else a warning and ignored (as the lessons' loader reads).
+
+def fix_in(message: str) -> str | None:
+    """The fix a message ends with: its first clause after ": " that starts with a fix verb, or None."""
+    start = message.find(": ")
+    while start != -1:
+        tail = message[start + 2:]
+        if tail.split(" ", 1)[0].lower().strip("`") in FIX_VERBS:
+            return tail
+        start = message.find(": ", start + 2)
+    return None
+
+
+def validate_frontmatter(
+    data: Mapping[Any, Any], path: Path, folder_name: str | None, strict: bool = False, harness: str | None = None
+) -> list[Diagnostic]:
+    """Check frontmatter fields against the Agent Skills rules, or as `harness` reads them.
+
+    Without `harness`: a field the spec does not define is an error when `strict` (as `python -m course_utils
+    validate` and the reference validator report it), else a warning and ignored (as the lessons' loader reads).
+    A field that a harness defines (`disable-model-invocation` is Claude Code's) is named as that harness's, and
+    its fix never moves it under `metadata`, where that harness would not read it.
+
+    With `harness` (one of `harnesses.HARNESSES`), the frontmatter is checked as that harness reads it
+    (`harnesses.RULES`): "spec" is the strict check; "claude-code", "codex" and "gemini-cli" apply the spec's name
+    and description rules only where the harness does, check the harness's own fields' values, and warn (never
+    err) about fields it does not read. Each diagnostic carries its `fix`.
     """
+    rule = None if harness is None else harnesses.rules(harness)
+    spec = rule is None or rule.harness == "spec"
+    strict = strict or spec and rule is not None
+    label = "the spec" if rule is None else rule.label
     problems: list[Diagnostic] = []
 
+    def report(name: str | None, message: str, severity: Literal["error", "warning"] = "error") -> None:
+        problems.append(Diagnostic(path, name, message, severity, fix_in(message)))
+
     def error(name: str, message: str) -> None:
-        problems.append(Diagnostic(path, name, message))
+        report(name, message)
 
     name = data.get("name")
     if name is None:
-        error("name", "missing: add `name: your-skill-name` to the frontmatter")
+        if rule is None or rule.name_required:
+            error("name", "missing: add `name: your-skill-name` to the frontmatter")
     elif not isinstance(name, str):
         error("name", f"must be a string, got {type(name).__name__} {shown(name)}: quote it")
-    elif problem := name_problem(name, folder_name):
+    elif spec:
+        if problem := name_problem(name, folder_name):
+            error("name", problem)
+    elif rule.name_format and (problem := name_problem(name, None)):
         error("name", problem)
+    elif rule.name_max is not None and len(" ".join(name.split())) > rule.name_max:
+        error("name", f"is {len(name)} characters; {label} refuses a name over {rule.name_max}: shorten it")
+    elif rule.name_format and folder_name is not None and unicodedata.normalize("NFKC", name) != \
+            unicodedata.normalize("NFKC", folder_name):
+        report("name", f"{shown(name)} differs from its folder name {shown(folder_name)}: {label} uses the name, "
+                       "the spec wants the two equal: rename one of them", "warning")
 
     description = data.get("description")
+    text = " ".join(description.split()) if isinstance(description, str) else ""
     if description is None:
-        error("description", "missing: add a description saying what the skill does and when to use it")
+        if spec or rule.description_required:
+            error("description", "missing: add a description saying what the skill does and when to use it")
+        else:
+            report("description", f"missing: {label} uses the body's first paragraph: add a description saying "
+                                  "what the skill does and when to use it", "warning")
     elif not isinstance(description, str):
         error("description", f"must be a string, got {type(description).__name__}: quote it")
     elif not description.strip():
-        error("description", "is empty: say what the skill does and when to use it")
-    elif len(description) > MAX_DESCRIPTION:
+        report("description", "is empty: say what the skill does and when to use it",
+               "error" if spec or rule.harness == "codex" else "warning")
+    elif spec and len(description) > MAX_DESCRIPTION:
         error("description", f"is {len(description)} characters; the limit is {MAX_DESCRIPTION}")
+    elif not spec and rule.description_max is not None and len(text) > rule.description_max:
+        error("description", f"is {len(text)} characters; {label} refuses a skill whose description is over "
+                             f"{rule.description_max:,}: shorten it")
+    elif not spec and len(description) > MAX_DESCRIPTION:
+        report("description", f"is {len(description)} characters, over the spec's {MAX_DESCRIPTION:,}: {label} "
+                              "loads it, Codex and the spec's validator refuse it: shorten it", "warning")
+    if rule is not None and rule.harness == "claude-code" and isinstance(description, str):
+        extra = data.get("when_to_use")
+        listed = len(description.strip()) + (len(extra.strip()) + 1 if isinstance(extra, str) else 0)
+        if listed > LISTING_ENTRY_CHARS:
+            report("description", f"with when_to_use is {listed:,} characters; Claude Code's listing cuts each "
+                                  f"entry at {LISTING_ENTRY_CHARS:,}: put the key use case first", "warning")
+
+    if spec:
+        problems += _spec_field_problems(data, path)
+    elif rule.harness == "codex" and data.get("metadata") is not None and not isinstance(data["metadata"], dict):
+        error("metadata", f"must be a mapping, got {type(data['metadata']).__name__}: Codex refuses the skill: "
+                          "write it as `metadata: {short-description: …}`")
+    if rule is not None:
+        problems += [Diagnostic(path, p.field, f"{p.message}: {p.fix}", p.severity, p.fix)
+                     for p in harnesses.field_problems(data, rule.harness)]
+        return problems
+    for key in data:
+        if key in KNOWN_FIELDS:
+            continue
+        problem = harnesses.unknown_field_problem(key, "spec")
+        if strict:
+            problems.append(Diagnostic(path, problem.field, f"{problem.message}: {problem.fix}", "error", problem.fix))
+        else:
+            problems.append(Diagnostic(path, problem.field, f"{problem.message}; ignored here, an error for `python -m "
+                                       f"course_utils validate`: {problem.fix}", "warning", problem.fix))
+    return problems
+
+
+def _spec_field_problems(data: Mapping[Any, Any], path: Path) -> list[Diagnostic]:
+    """The spec's rules for its optional fields: `compatibility`, `metadata`, `license`, `allowed-tools`."""
+    problems: list[Diagnostic] = []
+
+    def error(name: str, message: str) -> None:
+        problems.append(Diagnostic(path, name, message, "error", fix_in(message)))
 
     compatibility = data.get("compatibility")
     if compatibility is not None and not isinstance(compatibility, str):
@@ -165,28 +253,19 @@ def validate_frontmatter(
     for key in ("license", "allowed-tools"):
         if key in data and not isinstance(data[key], str):
             error(key, "must be a string")
-    for key in data:
-        if key in KNOWN_FIELDS:
-            continue
-        if strict:
-            error(str(key)[:60], f"not a field of the Agent Skills spec ({', '.join(sorted(KNOWN_FIELDS))}): "
-                                 "remove it, or move it under metadata")
-        else:
-            problems.append(Diagnostic(path, str(key)[:60], "not a field of the Agent Skills spec: ignored here, "
-                                       "an error for `python -m course_utils validate`; remove it or move it "
-                                       "under metadata", "warning"))
     return problems
 
 
 def parse_skill(
-    text: str, path: Path, folder_name: str | None = None, strict: bool = False
+    text: str, path: Path, folder_name: str | None = None, strict: bool = False, harness: str | None = None
 ) -> tuple[Skill | None, list[Diagnostic]]:
     """Parse and validate the text of a SKILL.md. Returns the skill (None if invalid) and all diagnostics.
 
     Never raises on bad text: whatever is wrong comes back as a diagnostic naming `path`. Metadata values
     that YAML would read as numbers, booleans or dates are kept as the text written (`version: 1.10` is
-    "1.10"), as the reference validator reads them; the skill's name is kept NFKC-normalised. `strict`:
-    see `validate_frontmatter`.
+    "1.10"), as the reference validator reads them; the skill's name is kept NFKC-normalised. `strict`, `harness`:
+    see `validate_frontmatter`; a harness that reads a skill without `name` names it after its folder, and Claude
+    Code reads a missing description as the body's first paragraph.
     """
     diagnostics: list[Diagnostic] = []
     if len(text) > MAX_FILE_BYTES:
@@ -216,15 +295,18 @@ def parse_skill(
     if not isinstance(data, dict):
         kind = "empty" if data is None else f"a {type(data).__name__}"
         return None, [*diagnostics, Diagnostic(path, None, f"frontmatter must be a mapping of fields, got {kind}")]
-    diagnostics += validate_frontmatter(data, path, folder_name, strict)
+    diagnostics += validate_frontmatter(data, path, folder_name, strict, harness)
     if any(d.severity == "error" for d in diagnostics):
         return None, diagnostics
     extra = {k: v for k, v in data.items() if k not in ("name", "description")}
-    name = unicodedata.normalize("NFKC", data["name"])
-    return Skill(name, data["description"].strip(), body, path, extra), diagnostics
+    name = unicodedata.normalize("NFKC", data.get("name") or folder_name or path.parent.name)
+    description = data.get("description")
+    if not isinstance(description, str):
+        description = body.split("\n\n", 1)[0] if harness == "claude-code" else ""
+    return Skill(name, description.strip(), body, path, extra), diagnostics
 
 
-def read_skill(path: Path, strict: bool = False) -> tuple[Skill | None, list[Diagnostic]]:
+def read_skill(path: Path, strict: bool = False, harness: str | None = None) -> tuple[Skill | None, list[Diagnostic]]:
     """Read one SKILL.md from disk; unreadable or non-UTF-8 files become diagnostics, never exceptions."""
     try:
         size = path.stat().st_size
@@ -235,7 +317,7 @@ def read_skill(path: Path, strict: bool = False) -> tuple[Skill | None, list[Dia
         return None, [Diagnostic(path, None, f"not UTF-8 text (byte {err.start}): save the file as UTF-8")]
     except OSError as err:
         return None, [Diagnostic(path, None, f"cannot be read: {err.strerror or err}")]
-    return parse_skill(text, path, path.parent.name, strict)
+    return parse_skill(text, path, path.parent.name, strict, harness)
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -248,20 +330,21 @@ def skill_file(folder: Path) -> Path:
     return next((folder / name for name in SKILL_FILES if (folder / name).exists()), folder / SKILL_FILE)
 
 
-def read_skill_folder(folder: Path, strict: bool = False) -> tuple[Skill | None, list[Diagnostic]]:
+def read_skill_folder(folder: Path, strict: bool = False, harness: str | None = None
+                      ) -> tuple[Skill | None, list[Diagnostic]]:
     """Read one skill folder given on its own (`validate ./my-skill`); its file must not resolve outside it."""
     file = skill_file(folder)
     if not _inside(file, folder):
         return None, [Diagnostic(file, None, "resolves outside the skill folder (symlink or ..): refused")]
-    return read_skill(file, strict)
+    return read_skill(file, strict, harness)
 
 
-def discover(root: Path, strict: bool = False) -> tuple[list[Skill], list[Diagnostic]]:
+def discover(root: Path, strict: bool = False, harness: str | None = None) -> tuple[list[Skill], list[Diagnostic]]:
     """Read every `<root>/<folder>/SKILL.md` (or `skill.md`), refusing anything that resolves outside `root`.
 
     A folder whose name differs from an earlier one's only by case or Unicode normalisation (`café`
     written as NFC and as NFD, `strasse` and `straße`) gets an error naming both files, and of such
-    look-alike folders only the first valid skill is loaded. `strict`: see `validate_frontmatter`.
+    look-alike folders only the first valid skill is loaded. `strict`, `harness`: see `validate_frontmatter`.
     """
     root = Path(root)
     if not root.is_dir():
@@ -288,7 +371,7 @@ def discover(root: Path, strict: bool = False) -> tuple[list[Skill], list[Diagno
         elif not file.is_file():
             diagnostics.append(Diagnostic(folder, None, f"has no {SKILL_FILE} (nor skill.md): not a skill", "warning"))
         else:
-            skill, found = read_skill(file, strict)
+            skill, found = read_skill(file, strict, harness)
             diagnostics += found
             if skill is not None and folded not in kept:
                 kept.add(folded)
@@ -356,9 +439,10 @@ class SkillLoader:
                 self.skills[skill.name] = skill
 
     @classmethod
-    def from_root(cls, root: str | Path, strict: bool = False) -> SkillLoader:
-        """Load every valid skill under `root`; problems are kept in `.diagnostics`. `strict`: see `discover`."""
-        skills, diagnostics = discover(Path(root), strict)
+    def from_root(cls, root: str | Path, strict: bool = False, harness: str | None = None) -> SkillLoader:
+        """Load every valid skill under `root`; problems are kept in `.diagnostics`. `strict`, `harness`: see
+        `discover`."""
+        skills, diagnostics = discover(Path(root), strict, harness)
         return cls(skills, diagnostics)
 
     @property
