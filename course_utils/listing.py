@@ -566,3 +566,26 @@ def harness_listing(harness: str, skills: SkillLoader | Iterable[Skill], context
     if harness == "gemini-cli":
         return gemini_cli_listing(skills, context_tokens)
     raise ValueError(f"no listing rule for {harness!r}: use claude-code, codex or gemini-cli")
+
+
+HARNESS_LABELS = {"claude-code": "Claude Code", "codex": "Codex", "gemini-cli": "Gemini CLI"}
+
+
+def harness_survival(sizes: Sequence[int] = SIZES, harness: str = "claude-code", context_tokens: int | None = 200_000,
+                     real: SkillLoader | None = None, seed: int = 0) -> list[dict[str, Any]]:
+    """For each size, the real skills plus that many synthetic ones listed by `harness_listing`: one row each.
+
+    A row holds the harness's label, the context window, the synthetic and total skill counts, the budget with its
+    unit, how much of it the listing uses, the count of each way the model sees a skill (`SEEN`) and its share
+    (`whole_share`, …). `real` defaults to the workplace catalog.
+    """
+    real = SkillLoader.from_root(SKILLS_DIR / "workplace") if real is None else real
+    rows = []
+    for size in sizes:
+        catalog = with_distractors(real, size, seed)
+        listing = harness_listing(harness, catalog, context_tokens)
+        total, counts = len(catalog.names), listing.counts
+        rows.append({"harness": HARNESS_LABELS[harness], "context_tokens": context_tokens, "synthetic": size,
+                     "skills": total, "budget": listing.budget, "unit": listing.unit, "used": listing.used,
+                     **counts, **{f"{seen}_share": counts[seen] / total for seen in SEEN}})
+    return rows

@@ -326,3 +326,15 @@ def test_any_codex_listing_keeps_its_budget(pairs, budget, tokens):
         view = listing.views[s.name]
         assert (view.line is None) == (view.seen in ("removed", "omitted"))
         assert view.chars <= len(" ".join(s.description.split()))
+
+
+def test_harness_survival_rows_add_up():
+    from course_utils.listing import harness_survival
+    for harness in ("claude-code", "codex"):
+        rows = harness_survival((10, 1_000), harness, 200_000, real=WORKPLACE)
+        assert [r["skills"] for r in rows] == [24, 1_014]
+        for row in rows:
+            assert sum(row[s] for s in SEEN) == row["skills"]
+            assert sum(row[f"{s}_share"] for s in SEEN) == pytest.approx(1.0)
+    codex = harness_survival((1_000,), "codex", 200_000, real=WORKPLACE)[0]
+    assert codex["budget"] == 4_000 and codex["unit"] == "tokens" and codex["omitted"] > 0 and codex["used"] <= 4_000
