@@ -6,7 +6,7 @@ import pytest
 from test_audit import WORKPLACE, scripted_client
 
 from course_utils.skills import SkillLoader
-from course_utils.tools.trigger import build_selectors
+from course_utils.trigger import build_selectors
 
 
 @pytest.mark.parametrize("names, threshold, k", [
