@@ -3,10 +3,10 @@
 Lexical: each description is scored as a query against every other with BM25 (the two directions
 averaged), on the words that appear in at least two descriptions (a word in one description cannot join a
 pair). It needs no model and runs in a pre-commit hook. Embedding: the descriptions are embedded as
-similarity embeds them (`selection.document_text`). Either way every pair is scored in blocks (ten thousand skills make fifty million pairs, never held at once), and the closest pairs are kept
-with the mean and spread of all pairs, so a pair can be said to stand out. Only the skills of the kept
-pairs have their bodies embedded: the body cosine says whether, once loaded, the instructions would tell the
-two apart.
+similarity embeds them (`selection.document_text`). Either way every pair is scored in blocks (ten thousand
+skills make fifty million pairs, never held at once), and the closest pairs are kept with the mean and
+spread of all pairs, so a pair can be said to stand out. Only the skills of the kept embedding pairs have
+their bodies embedded: the body cosine says whether, once loaded, the instructions would tell the two apart.
 """
 from __future__ import annotations
 
