@@ -489,3 +489,18 @@ def test_the_pair_rule_says_when_it_cannot_fire():
 
     assert math.sqrt(6 - 1) < STANDS_OUT_Z <= math.sqrt(15 - 1)
     assert "with four skills or fewer (six pairs) no pair can stand out" in RULE
+
+
+def test_confusion_joins_three_signals(local_client):
+    """Lexical and embedding pairs, and what the scripted model confused, in one table per pair."""
+    report, _ = run_audit(WORKPLACE, queries_file=DATA_DIR / "dev" / "trigger_dev.yaml", selectors=["model"],
+                          client=scripted_client(local_client), progress=False, pairs="both")
+    rows = {frozenset((c.a, c.b)): c for c in report.confusable}
+    near = rows[frozenset(("hr-policy-qa", "leave-balance-calculator"))]
+    assert near.lexical_z is not None and near.embedding_z is not None and near.observed is not None
+    model = report.trigger.selectors[0]
+    observed = sum(c.count for c in model.confusions if c.expected and c.got and "contract-clause-reviewer" in
+                   (c.expected, c.got) and "hr-policy-qa" in (c.expected, c.got))
+    assert rows[frozenset(("contract-clause-reviewer", "hr-policy-qa"))].observed == observed > 0
+    assert [c.signals for c in report.confusable] == sorted((c.signals for c in report.confusable), reverse=True)
+    assert report.trigger.attractors[0].skill == "contract-clause-reviewer"  # it takes every query

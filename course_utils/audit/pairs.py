@@ -20,7 +20,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from course_utils.audit.checks import shown_path
-from course_utils.audit.report import Finding, Pair, PairSignal
+from course_utils.audit.report import STANDS_OUT_Z, Finding, Pair, PairSignal
 from course_utils.audit.rules import RULES
 from course_utils.backend.client import EMBEDDING_MODEL, backend_of, embedding_backend
 from course_utils.scale import IndexCache, top_k, unit_rows
@@ -28,9 +28,6 @@ from course_utils.selection import EMBED_BATCH, document_text, embed_texts
 from course_utils.skills import SkillLoader
 
 TOP_PAIRS = 10
-STANDS_OUT_Z = 3.0
-"""A pair stands out when its description cosine is at least this many standard deviations above the mean
-of all pairs of the catalog."""
 BLOCK = 1024
 RULE = (f"Cosine between the embedded descriptions (as similarity embeds them) of every pair of skills; the "
         f"{TOP_PAIRS} closest are shown. A pair stands out when its cosine is at least {STANDS_OUT_Z:g} standard "

@@ -12,6 +12,10 @@ from typing import Any
 
 from course_utils.stats import Rate
 
+STANDS_OUT_Z = 3.0
+"""A pair stands out when its score is at least this many standard deviations above the mean of all pairs of
+the folder (a conventional outlier cut, not fitted)."""
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -172,6 +176,21 @@ class Attractor:
 
 
 @dataclass(frozen=True)
+class ConfusablePair:
+    """One pair of skills by the three signals of confusion: the words their descriptions share (lexical z),
+    what their embeddings say (embedding z), and what the trigger evaluation saw (queries of one that went to
+    the other, both ways). A signal that did not run, or did not rank the pair among its closest, is None."""
+
+    a: str
+    b: str
+    lexical_z: float | None
+    embedding_z: float | None
+    observed: int | None
+    signals: int
+    """How many signals flag the pair: a z that stands out (`STANDS_OUT_Z`), or a confusion seen twice."""
+
+
+@dataclass(frozen=True)
 class UnknownQuery:
     item: int
     query: str
@@ -220,6 +239,8 @@ class AuditReport:
     seconds: float
     changed: tuple[str, ...] | None = None
     """With `--changed`: the skills the change touched, the only ones audited."""
+    confusable: tuple[ConfusablePair, ...] = ()
+    """The pairs any signal ranks closest or saw confused, the most flagged first (`confusable_pairs`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain data (what `--format json` writes)."""

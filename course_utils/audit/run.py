@@ -20,8 +20,21 @@ from course_utils.audit.checks import (HARNESSES, listing_findings, listing_sect
                                        when_findings, when_section)
 from course_utils.audit.pairs import embedding_pairs, lexical_pairs, pair_findings
 from course_utils.audit.queryfiles import QueryFile, load_query_file
-from course_utils.audit.report import (Attractor, AuditReport, Confusion, Finding, Gate, PairsSection, RateValue,
-                                       SelectorResult, TriggerSection, UnknownQuery, ValidationSection)
+from course_utils.audit.report import (
+    STANDS_OUT_Z,
+    Attractor,
+    AuditReport,
+    ConfusablePair,
+    Confusion,
+    Finding,
+    Gate,
+    PairsSection,
+    RateValue,
+    SelectorResult,
+    TriggerSection,
+    UnknownQuery,
+    ValidationSection,
+)
 from course_utils.audit.rules import RULES, SEVERITIES, matches
 from course_utils.evaluation import Report
 from course_utils.queries import LabelledQuery, QuerySetError
@@ -94,6 +107,31 @@ def attractors(found: Sequence[Confusion]) -> tuple[Attractor, ...]:
     names = set(stolen) | set(false)
     rows = [Attractor(n, stolen[n], false[n]) for n in names]
     return tuple(sorted(rows, key=lambda a: (-a.taken, a.skill)))
+
+
+def confusable_pairs(pairs: PairsSection | None, trigger: TriggerSection | None) -> tuple[ConfusablePair, ...]:
+    """Every pair that a signal ranks among its closest (lexical, embedding) or that the most accurate selector
+    confused (observed, both directions summed), with each signal's value; the most flagged first."""
+    lexical = {frozenset((p.a, p.b)): p.z for p in (pairs.signal("lexical").pairs if pairs and pairs.signal("lexical")
+                                                      else ())}
+    embedding = {frozenset((p.a, p.b)): p.z for p in (pairs.signal("embedding").pairs
+                                                        if pairs and pairs.signal("embedding") else ())}
+    observed: Counter[frozenset[str]] = Counter()
+    evaluated = trigger is not None and bool(trigger.selectors)
+    if evaluated:
+        best = max(trigger.selectors, key=lambda r: r.rates["accuracy"].value or 0)
+        for c in best.confusions:
+            if c.expected and c.got:
+                observed[frozenset((c.expected, c.got))] += c.count
+    rows = []
+    for key in set(lexical) | set(embedding) | set(observed):
+        a, b = sorted(key)
+        z = (lexical.get(key) or 0, embedding.get(key) or 0)
+        flagged = sum(v >= STANDS_OUT_Z for v in z) + (observed.get(key, 0) >= MIN_CONFUSIONS)
+        rows.append(ConfusablePair(a, b, lexical.get(key), embedding.get(key),
+                                   observed.get(key, 0) if evaluated else None, flagged))
+    return tuple(sorted(rows, key=lambda r: (-r.signals, -(r.observed or 0), -max(r.lexical_z or 0, r.embedding_z or 0),
+                                             r.a, r.b)))
 
 
 def trigger_section(client: Any, loader: SkillLoader, queries_file: Path, file: QueryFile, only: set[str] | None,
@@ -275,7 +313,7 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
     findings.sort(key=lambda f: (-SEVERITIES.index(f.severity), f.code, f.file or "", f.message))
     report = AuditReport(str(root), harness, len(loader.skills), validation, listing, when, pair_section, trigger,
                          tuple(findings), summarise(findings), time.perf_counter() - started,
-                         tuple(sorted(only)) if only is not None else None)
+                         tuple(sorted(only)) if only is not None else None, confusable_pairs(pair_section, trigger))
     return report, figures
 
 
