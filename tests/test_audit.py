@@ -367,7 +367,8 @@ def test_sarif_is_valid_sarif_2_1_0(unfinished):
     assert {(r["ruleId"], r["level"]) for r in results} >= {("SK004", "error"), ("SK101", "warning")}
     assert {r["id"] for r in log["runs"][0]["tool"]["driver"]["rules"]} == {f.code for f in report.findings}
     located = next(r for r in results if r["ruleId"] == "SK004")["locations"][0]["physicalLocation"]
-    assert located["artifactLocation"]["uri"] == "odd/SKILL.md" and located["region"]["startLine"] == 1
+    assert located["artifactLocation"]["uri"] == (unfinished / "odd" / "SKILL.md").as_uri()  # outside the cwd
+    assert located["region"]["startLine"] == 1
 
 
 def test_github_annotations_and_json(unfinished):
@@ -473,7 +474,7 @@ def test_changed_audits_only_the_skills_a_change_touched(tmp_path, capsys):
     write_skill(root, "new-skill", "Does new things.")
     assert main(["audit", str(root), "--pairs", "lexical", "--changed", "--since", "HEAD", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["changed"] == ["new-skill", "pdf-filler"]
+    assert data["changed"] == ["new-skill", "pdf-filler"] and data["skills"] == 3
     assert {f["skill"] for f in data["findings"]} == {"new-skill", "pdf-filler"}  # csv-profiler's are not reported
     assert main(["audit", str(root), "--changed", "--since", "no-such-ref"]) == 2
 
@@ -504,3 +505,17 @@ def test_confusion_joins_three_signals(local_client):
     assert rows[frozenset(("contract-clause-reviewer", "hr-policy-qa"))].observed == observed > 0
     assert [c.signals for c in report.confusable] == sorted((c.signals for c in report.confusable), reverse=True)
     assert report.trigger.attractors[0].skill == "contract-clause-reviewer"  # it takes every query
+
+
+def test_the_pre_commit_hook_runs_the_installed_command_without_a_model():
+    import tomllib
+
+    import yaml
+
+    from course_utils.paths import REPO_ROOT
+
+    (hook,) = yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    scripts = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    command, subcommand = hook["entry"].split()
+    assert command in scripts and subcommand == "audit" and hook["args"] == ["--pairs", "lexical"]
+    assert hook["pass_filenames"] is False

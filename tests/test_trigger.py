@@ -1,4 +1,4 @@
-"""The trigger evaluation shared by eval-trigger and audit (course_utils/tools/trigger.py): what its report says
+"""The trigger evaluation shared by eval-trigger and audit (course_utils/trigger.py): what its report says
 about how decisions were made. Embeddings from the local encoder, decisions from a scripted model."""
 from __future__ import annotations
 

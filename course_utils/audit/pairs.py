@@ -166,5 +166,6 @@ def pair_findings(signal: PairSignal, loader: SkillLoader) -> list[Finding]:
         found.append(Finding(code, RULES[code].severity,
                              f"{p.a} and {p.b}: their descriptions' {what} {p.score:.2f} stands out ({p.z:.1f} "
                              f"standard deviations above the folder's mean)", RULES[code].fix, "pairs",
-                             f"{p.a} / {p.b}", file=shown_path(path, path.parent.parent), skill=p.a, weight=p.z))
+                             f"{p.a} / {p.b}", file=shown_path(path, path.parent.parent), skill=p.a, weight=p.z,
+                             other=p.b))
     return found

@@ -25,15 +25,20 @@ MAX_ROWS = 200
 
 
 def render_text(report: AuditReport) -> str:
-    """The summary as plain text: one line per finding of the summary, with its code, fix and evidence."""
+    """Plain text: a count, one `file:line: CODE [severity] message` line per finding, then the summary's fixes,
+    each with its evidence."""
     errors = sum(f.severity == "error" for f in report.findings)
     warnings = sum(f.severity == "warning" for f in report.findings)
     lines = [f"Audit of {report.folder}: {report.skills:,} valid skill(s), {report.validation.invalid_files} "
              f"invalid file(s); {errors} error(s), {warnings} warning(s); {report.seconds:.1f} s"]
     if report.changed is not None:
         lines.append(f"Changed skills only: {', '.join(report.changed) or '(none)'}")
+    lines += [f"{Path(report.folder) / f.file if f.file else report.folder}:{f.line}: {f.code} [{f.severity}] "
+              f"{f.message}" for f in report.findings]
     if not report.summary:
         lines.append("No fix to suggest: every check passed.")
+    else:
+        lines.append("Fix first:")
     lines += [f"{i}. {f.code} {f.message}: {f.fix} (evidence: {f.section}: {f.evidence})"
               for i, f in enumerate(report.summary, 1)]
     if report.trigger is not None and report.trigger.gate is not None:
@@ -47,15 +52,26 @@ def render_json(report: AuditReport) -> str:
     return json.dumps(report.to_dict(), indent=2, ensure_ascii=False)
 
 
-def _sarif_result(finding: Finding) -> dict[str, Any]:
+def _sarif_result(finding: Finding, folder: str) -> dict[str, Any]:
     result: dict[str, Any] = {"ruleId": finding.code, "level": SARIF_LEVELS[finding.severity],
                               "message": {"text": f"{finding.message}. Fix: {finding.fix}"},
                               "properties": {"fix": finding.fix, "evidence": f"{finding.section}: {finding.evidence}"}}
     if finding.file:
-        result["locations"] = [{"physicalLocation": {
-            "artifactLocation": {"uri": Path(finding.file).as_posix(), "uriBaseId": "SKILLS_ROOT"},
-            "region": {"startLine": finding.line}}}]
+        result["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": _uri(folder, finding.file)},
+                                                     "region": {"startLine": finding.line}}}]
     return result
+
+
+def _uri(folder: str, file: str) -> str:
+    """The file as a URI relative to the working directory (code scanning reads them from the repository's
+    root), or an absolute file URI when it lies outside it."""
+    path = Path(folder) / file
+    if not path.is_absolute():
+        return path.as_posix()
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.as_uri()
 
 
 def render_sarif(report: AuditReport) -> str:
@@ -64,12 +80,10 @@ def render_sarif(report: AuditReport) -> str:
     rules = [{"id": code, "name": RULES[code].name, "shortDescription": {"text": RULES[code].summary},
               "fullDescription": {"text": RULES[code].rationale}, "help": {"text": RULES[code].fix},
               "defaultConfiguration": {"level": SARIF_LEVELS[RULES[code].severity]}} for code in fired]
-    root = Path(report.folder).resolve().as_uri() + "/"
     log = {"$schema": SARIF_SCHEMA, "version": "2.1.0",
            "runs": [{"tool": {"driver": {"name": TOOL_NAME, "informationUri": "https://agentskills.io",
                                          "rules": rules}},
-                     "originalUriBaseIds": {"SKILLS_ROOT": {"uri": root}},
-                     "results": [_sarif_result(f) for f in report.findings]}]}
+                     "results": [_sarif_result(f, report.folder) for f in report.findings]}]}
     return json.dumps(log, indent=2, ensure_ascii=False)
 
 

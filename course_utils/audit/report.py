@@ -22,6 +22,7 @@ class Finding:
     """One problem: the rule it breaks, where, what was seen, and what to do.
 
     `file` is relative to the audited folder (None for a finding about the whole folder or the query file),
+    `skill` the skill it is about (and `other` the second skill of a pair or a confusion),
     `evidence` names the section and the item of the report that shows why, `weight` orders findings of one
     rule (more affected skills, a larger z, more queries first).
     """
@@ -36,6 +37,8 @@ class Finding:
     skill: str | None = None
     line: int = 1
     weight: float = 0.0
+    other: str | None = None
+    """The second skill of a pair or of a confusion, if any."""
 
 
 @dataclass(frozen=True)

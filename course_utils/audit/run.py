@@ -207,7 +207,8 @@ def trigger_findings(trigger: TriggerSection, loader: SkillLoader) -> list[Findi
         shown = f"{c.expected or '(no skill)'} -> {c.got or '(no skill)'}"
         found.append(Finding("SK401", RULES["SK401"].severity, f"{text} ({best.selector})", RULES["SK401"].fix,
                              "trigger", f"{best.selector}, {shown}", file=file_of(c.got or c.expected),
-                             skill=c.got or c.expected, weight=c.count))
+                             skill=c.got or c.expected, weight=c.count,
+                             other=c.expected if c.got and c.expected else None))
     if trigger.attractors and trigger.attractors[0].taken >= MIN_CONFUSIONS:
         a = trigger.attractors[0]
         found.append(Finding("SK402", RULES["SK402"].severity,
@@ -259,8 +260,9 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
 
     `client` (else `make_client(backend)`, made only when an encoder or a model is needed) embeds and, with
     queries, decides. Without `selectors`, every selector runs: the gated hybrid only with `dev_file`.
-    `pairs`: lexical, embedding, both or none. `only`: the skills to audit (`--changed`), the rest read but not
-    reported. Raises QuerySetError for a query file that cannot be read.
+    `pairs`: lexical, embedding, both or none. `only`: the skills to audit (`--changed`): the others are read
+    (a touched skill is still compared with them) but their own findings are not reported. Raises
+    QuerySetError for a query file that cannot be read.
     """
     from course_utils.trigger import SELECTORS, WITHOUT_DEV
 
@@ -273,9 +275,6 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
         client = make_client(backend)
     bar = tqdm(total=5, desc="audit", unit="step", disable=not progress)
     loader, diagnostics = read_folder(root)
-    if only is not None:
-        loader = SkillLoader([s for s in loader.skills.values() if s.name in only] +
-                             [s for s in loader.skills.values() if s.name not in only])
     problems = validation_findings(diagnostics, root)
     invalid = len({f.file for f in problems if f.severity == "error"})
     validation = ValidationSection(len(loader.skills), invalid, tuple(problems))
@@ -308,7 +307,7 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
         findings.append(Finding("SK008", RULES["SK008"].severity, f"{root} has no folder with a SKILL.md",
                                 RULES["SK008"].fix, "validation", str(root)))
     if only is not None:
-        findings = [f for f in findings if f.skill is None or f.skill in only]
+        findings = [f for f in findings if f.skill is None or f.skill in only or f.other in only]
     findings = selected(findings, select, ignore)
     findings.sort(key=lambda f: (-SEVERITIES.index(f.severity), f.code, f.file or "", f.message))
     report = AuditReport(str(root), harness, len(loader.skills), validation, listing, when, pair_section, trigger,

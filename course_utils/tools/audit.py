@@ -70,7 +70,7 @@ def audit(args: argparse.Namespace) -> int:
         from course_utils.backend.client import make_client
 
         try:
-            client = make_client(args.backend)
+            client = make_client(args.backend, verbose=args.format == "text")  # stdout stays machine-readable
         except Exception as err:  # no key, no model file, server down: one line that says what to do
             print(f"audit: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
             return 2
