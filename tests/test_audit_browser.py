@@ -46,8 +46,9 @@ def test_the_report_renders_and_prints_in_chromium(report_page, chromium, tmp_pa
             assert fixes.count() == len(report.summary)
             for link in fixes.locator("a").all():  # every fix points at a section of the page
                 assert page.locator(link.get_attribute("href")).count() == 1
-            pairs = page.locator("#pairs tbody tr")
+            pairs = page.locator("#pairs table.pairs-embedding tbody tr")
             assert pairs.count() == 10 and "Use when" in pairs.first.inner_text()
+            assert page.locator("#pairs table.three-signals tbody tr").count() >= 10
             page.screenshot(path=str(tmp_path / "audit.png"), full_page=True)
             pdf = page.pdf(format="A4", print_background=True)
         finally:
