@@ -519,3 +519,19 @@ def test_the_pre_commit_hook_runs_the_installed_command_without_a_model():
     command, subcommand = hook["entry"].split()
     assert command in scripts and subcommand == "audit" and hook["args"] == ["--pairs", "lexical"]
     assert hook["pass_filenames"] is False
+
+
+def test_the_gate_fails_the_command_and_waits_for_queries(tmp_path, monkeypatch, local_client, capsys):
+    import course_utils.backend.client as client_module
+
+    monkeypatch.setattr(client_module, "make_client", lambda *a, **kw: scripted_client(local_client))
+    dev = str(DATA_DIR / "dev" / "trigger_dev.yaml")
+    common = ["audit", str(WORKPLACE), "--pairs", "none", "--queries", dev, "--selectors", "similarity"]
+    assert main([*common, "--min-accuracy", "0.99", "--format", "github"]) == 1
+    assert "title=SK501 trigger-accuracy-below-gate::similarity: accuracy" in capsys.readouterr().out
+    assert main([*common, "--min-accuracy", "0"]) == 0
+    assert main(["audit", str(WORKPLACE), "--min-accuracy", "0.8"]) == 2  # nothing to gate
+    root = tmp_path / "skills"
+    write_skill(root, "csv-profiler", "Profiles CSV files. Use when someone shares an export. Not for SQL.")
+    (root / "pyproject.toml").write_text("[tool.skill-audit]\nmin-accuracy = 0.8\n", encoding="utf-8")
+    assert main(["audit", str(root), "--pairs", "lexical"]) == 0  # the project's gate waits for --queries

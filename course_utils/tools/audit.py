@@ -52,7 +52,7 @@ def audit(args: argparse.Namespace) -> int:
         return _refuse(str(err))
     if settings.harness not in HARNESSES:
         return _refuse(f"unknown harness {settings.harness!r}: choose among {', '.join(HARNESSES)}")
-    if settings.min_accuracy is not None and args.queries is None:
+    if args.min_accuracy is not None and args.queries is None:  # a min-accuracy in pyproject.toml waits for queries
         return _refuse("--min-accuracy gates the trigger evaluation: give --queries FILE")
     names = [n.strip() for n in args.selectors.split(",") if n.strip()]
     if unknown := [n for n in names if n not in SELECTORS]:
