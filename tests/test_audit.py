@@ -535,3 +535,22 @@ def test_the_gate_fails_the_command_and_waits_for_queries(tmp_path, monkeypatch,
     write_skill(root, "csv-profiler", "Profiles CSV files. Use when someone shares an export. Not for SQL.")
     (root / "pyproject.toml").write_text("[tool.skill-audit]\nmin-accuracy = 0.8\n", encoding="utf-8")
     assert main(["audit", str(root), "--pairs", "lexical"]) == 0  # the project's gate waits for --queries
+
+
+def test_changed_evaluates_only_the_queries_that_name_a_touched_skill(local_client):
+    dev = DATA_DIR / "dev" / "trigger_dev.yaml"
+    wanted = sum(q.expected == "leave-balance-calculator" for q in load_query_file(dev).queries)
+    report, _ = run_audit(WORKPLACE, queries_file=dev, selectors=["similarity"], client=scripted_client(local_client),
+                          progress=False, pairs="lexical", only={"leave-balance-calculator"})
+    assert report.trigger.queries == wanted > 0 and report.changed == ("leave-balance-calculator",)
+    assert all("leave-balance-calculator" in (f.skill, f.other) for f in report.findings)
+
+
+def test_a_neutral_skill_is_not_a_confusion():
+    """skill-reach's acceptable_skills: deciding one of them is neither right nor a confusion."""
+    from course_utils.audit.run import confusions
+
+    mistakes = [{"expected": "a", "got": "router", "query": "q1"}, {"expected": "a", "got": "b", "query": "q2"},
+                {"expected": "a", "got": "router", "query": "q3"}]
+    found = confusions(SimpleNamespace(mistakes=mistakes), {"q1": ("router",)})
+    assert [(c.expected, c.got, c.count) for c in found] == [("a", "b", 1), ("a", "router", 1)]

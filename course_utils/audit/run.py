@@ -94,7 +94,8 @@ def confusions(report: Report, acceptable: dict[str, tuple[str, ...]] | None = N
     acceptable = acceptable or {}
     counts = Counter((m["expected"], m["got"]) for m in report.mistakes
                      if m["got"] not in acceptable.get(m["query"], ()))
-    return tuple(Confusion(e, g, n) for (e, g), n in sorted(counts.items(), key=lambda c: (-c[1], str(c[0]))))
+    ordered = sorted(counts.items(), key=lambda c: (-c[1], str(c[0][0]), str(c[0][1])))
+    return tuple(Confusion(e, g, n) for (e, g), n in ordered)
 
 
 def attractors(found: Sequence[Confusion]) -> tuple[Attractor, ...]:
