@@ -8,26 +8,27 @@ import pytest
 from test_audit import WORKPLACE, scripted_client
 from test_browser import CHROMIUM_ARGS, chromium  # noqa: F401 - the fixture that checks Chromium is there
 
+from course_utils.audit import render_html, run_audit
+from course_utils.audit.render import SECTIONS
 from course_utils.paths import DATA_DIR
-from course_utils.tools.audit import run_audit
-from course_utils.tools.audit_html import SECTIONS, render_html
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 
 @pytest.fixture
 def report_page(tmp_path, local_client):
-    audit = run_audit(WORKPLACE, queries_file=DATA_DIR / "dev" / "trigger_dev.yaml", selectors=["model", "similarity"],
-                      client=scripted_client(local_client), progress=False)
+    report, figures = run_audit(WORKPLACE, queries_file=DATA_DIR / "dev" / "trigger_dev.yaml",
+                                selectors=["model", "similarity"], client=scripted_client(local_client),
+                                progress=False)
     page = tmp_path / "audit.html"
-    page.write_text(render_html(audit), encoding="utf-8")
-    return page, audit
+    page.write_text(render_html(report, figures), encoding="utf-8")
+    return page, report
 
 
 def test_the_report_renders_and_prints_in_chromium(report_page, chromium, tmp_path):  # noqa: F811
     from playwright.sync_api import sync_playwright
 
-    path, audit = report_page
+    path, report = report_page
     requests: list[str] = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(chromium), headless=True, args=CHROMIUM_ARGS)
@@ -42,11 +43,12 @@ def test_the_report_renders_and_prints_in_chromium(report_page, chromium, tmp_pa
             images = page.evaluate("[...document.images].map(i => [i.alt, i.complete && i.naturalWidth > 0])")
             assert len(images) == 4 and all(ok for _, ok in images), images  # listing, pairs, rates, histogram
             fixes = page.locator("#summary ol.fixes li")
-            assert fixes.count() == len(audit.data["summary"])
+            assert fixes.count() == len(report.summary)
             for link in fixes.locator("a").all():  # every fix points at a section of the page
                 assert page.locator(link.get_attribute("href")).count() == 1
-            pairs = page.locator("#pairs tbody tr")
+            pairs = page.locator("#pairs table.pairs-embedding tbody tr")
             assert pairs.count() == 10 and "Use when" in pairs.first.inner_text()
+            assert page.locator("#pairs table.three-signals tbody tr").count() >= 10
             page.screenshot(path=str(tmp_path / "audit.png"), full_page=True)
             pdf = page.pdf(format="A4", print_background=True)
         finally:

@@ -7,9 +7,10 @@ from course_utils.paths import REPO_ROOT
 
 COURSE_EXTRAS = ("local", "course")
 """What `make course` installs besides the dependencies; `make test` adds the other extras (dev, fuzz)."""
-ALSO_IN_ENVIRONMENT = ("ruff",)
+ALSO_IN_ENVIRONMENT = ("ruff", "jsonschema")
 """Test tooling environment.yml installs as well, at the `dev` extra's pin: the linter, so that a contributor's
-`ruff check .` finds what CI finds."""
+`ruff check .` finds what CI finds, and jsonschema, so that `audit --format sarif` can be checked against the
+SARIF schema offline (tests/fixtures/sarif/)."""
 
 
 def test_every_dependency_is_pinned_exactly():

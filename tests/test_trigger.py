@@ -1,4 +1,4 @@
-"""The trigger evaluation shared by eval-trigger and audit (course_utils/tools/trigger.py): what its report says
+"""The trigger evaluation shared by eval-trigger and audit (course_utils/trigger.py): what its report says
 about how decisions were made. Embeddings from the local encoder, decisions from a scripted model."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from test_audit import WORKPLACE, scripted_client
 
 from course_utils.skills import SkillLoader
-from course_utils.tools.trigger import build_selectors
+from course_utils.trigger import build_selectors
 
 
 @pytest.mark.parametrize("names, threshold, k", [

@@ -10,7 +10,7 @@ import pytest
 from course_utils.paths import DATA_DIR, REPO_ROOT, SKILLS_DIR
 from course_utils.queries import load_queries
 from course_utils.skills import SkillLoader
-from course_utils.tools.trigger import build_selectors, run_selectors
+from course_utils.trigger import build_selectors, run_selectors
 from course_utils.who_picks import SELECTORS, course_finding, read_record
 
 RECORDS = DATA_DIR / "measured" / "who_picks"

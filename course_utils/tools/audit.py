@@ -1,212 +1,132 @@
-"""`python -m course_utils audit SKILLS_DIR`: the course's measurements pointed at a skills folder of your own.
+"""`python -m course_utils audit SKILLS_DIR`: the command line over `course_utils.audit`.
 
-Read-only on the folder. In order: validation (the reference validator's verdicts, each with its fix), the
-listing a harness would cut, descriptions that say what but not when, the pairs most likely to be confused,
-and with `--queries` the course's trigger evaluation; then the five most useful fixes, each pointing at its
-evidence. The report is one dict (`--json`) and one self-contained HTML page (`--html`, `audit_html.py`).
+Exit status: 0 when no finding is at or above `--fail-on` (default error), 1 when one is, 2 when the audit
+could not run (a folder that is not one, a query file that cannot be read, a backend that cannot start, bad
+settings). `--explain CODE` prints a rule. Settings come from `[tool.skill-audit]` in the nearest
+pyproject.toml; the command line overrides them.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from tqdm.auto import tqdm
-
-from course_utils.evaluation import Report
-from course_utils.queries import LabelledQuery, QuerySetError, load_queries
-from course_utils.skills import SkillLoader, discover, read_skill_folder, skill_file
-from course_utils.tools.audit_checks import HARNESSES, listing_section, validation_rows, when_section
-from course_utils.tools.audit_pairs import pairs_section
-from course_utils.tools.audit_summary import top_fixes
-from course_utils.tools.trigger import (
-    SELECTORS,
-    WITHOUT_DEV,
-    build_selectors,
-    choices_from_dev,
-    histogram_figure,
-    run_selectors,
-)
-
-RATE_COLUMNS = (("accuracy", "accuracy"), ("positive_accuracy", "must trigger"), ("none_accuracy", "must not"))
+from course_utils.audit.checks import HARNESSES
+from course_utils.audit.config import PAIRS, ConfigError, check, load_settings
+from course_utils.audit.render import FORMATS, render, render_html, render_json
+from course_utils.audit.rules import RULES, SEVERITIES, rule
+from course_utils.audit.run import changed_skills, fails, run_audit
+from course_utils.queries import QuerySetError
+from course_utils.trigger import SELECTORS
 
 
-@dataclass
-class Audit:
-    """The report as data (`data`, what `--json` writes) and its figures as PNG bytes, by name."""
-
-    data: dict[str, Any]
-    figures: dict[str, bytes] = field(default_factory=dict)
+def _refuse(message: str) -> int:
+    """Could not run: one line on stderr, exit code 2."""
+    print(f"audit: error: {message}", file=sys.stderr)
+    return 2
 
 
-def read_folder(root: Path) -> tuple[SkillLoader, list[dict[str, Any]]]:
-    """The skills that pass the reference validator's rules, and every problem found, each with its fix.
-
-    `root` holds skill folders, or is one skill folder (as `validate ./my-skill` takes it).
-    """
-    if skill_file(root).is_file():
-        skill, diagnostics = read_skill_folder(root, strict=True)
-        return SkillLoader([skill] if skill else []), validation_rows(diagnostics, root)
-    skills, diagnostics = discover(root, strict=True)
-    return SkillLoader(skills), validation_rows(diagnostics, root)
-
-
-def split_queries(queries: list[LabelledQuery], names: set[str]) -> tuple[list[LabelledQuery], list[dict[str, Any]]]:
-    """The queries whose expected skill is in the catalog (or none), and the others, named with their item."""
-    kept, unknown = [], []
-    for number, query in enumerate(queries, 1):
-        if query.expected is None or query.expected in names:
-            kept.append(query)
-        else:
-            unknown.append({"item": number, "query": query.query, "expected": query.expected})
-    return kept, unknown
-
-
-def confusions(report: Report) -> list[dict[str, Any]]:
-    """Which skill fired instead, most frequent first: expected (None: no skill) -> decided, with the count."""
-    counts = Counter((m["expected"], m["got"]) for m in report.mistakes)
-    return [{"expected": e, "got": g, "count": n} for (e, g), n in sorted(counts.items(), key=lambda c: -c[1])]
-
-
-def trigger_section(client: Any, loader: SkillLoader, queries: list[LabelledQuery], selectors: list[str],
-                    k: int, dev_file: Path | None = None) -> tuple[dict[str, Any], dict[str, bytes]]:
-    """The course's trigger evaluation on the audited catalog: rates with intervals, cost, confusions, histogram.
-    With `dev_file`, the threshold, k and the gated hybrid's gate are chosen on its queries first (lesson 13)."""
-    threshold, gate = None, None
-    if dev_file is not None:
-        choices = choices_from_dev(client, loader, dev_file, progress=False)
-        k, threshold, gate = choices.k, choices.threshold, choices.gate
-    chosen = build_selectors(client, loader, selectors, k=k, threshold=threshold, gate=gate)
-    run = run_selectors(chosen, queries)
-    rows = []
-    for report in run.reports:
-        rates = {key: {"label": label, "value": rate.value, "interval": rate.interval, "successes": rate.successes,
-                       "n": rate.n} for key, label in RATE_COLUMNS for rate in [report.rate(key)]}
-        rows.append({"selector": report.selector, "rates": rates, "mean_prompt_tokens": report.mean_prompt_tokens,
-                     "seconds_per_decision": report.seconds_per_decision, "errors": report.errors,
-                     "confusions": confusions(report), "report": report.to_dict()})
-    figures = {}
-    if chosen.similarity is not None and "similarity" in run.outcomes:
-        from course_utils.tools.audit_figures import png  # matplotlib: only when there is a figure to draw
-
-
-        figures["histogram"] = png(histogram_figure(run.outcomes["similarity"], chosen.similarity.threshold,
-                                                    f"Top-1 cosine scores ({chosen.embedding_model})"))
-    return {**chosen.describe(), "queries": len(queries), "selectors": rows,
-            "comparisons": [c.to_dict() for c in run.comparisons]}, figures
-
-
-def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "claude-code",
-              context_tokens: int | None = None, selectors: list[str] | None = None, k: int = 3,
-              backend: str = "auto", client: Any = None, progress: bool = True, dev_file: Path | None = None) -> Audit:
-    """Audit the skills under `root`; `client` (else `make_client(backend)`) embeds and, with queries, decides.
-    Without `selectors`, every selector runs: the gated hybrid only with `dev_file` (its gate is fitted there)."""
-    started = time.perf_counter()
-    if client is None:  # the encoder, and with queries the model; files load on first use
-        from course_utils.backend.client import make_client
-
-        client = make_client(backend)
-    steps = ["read and validate", "listing", "when", "pairs"] + (["trigger evaluation"] if queries_file else [])
-    bar = tqdm(total=len(steps), desc="audit", unit="step", disable=not progress)
-    data: dict[str, Any] = {"folder": str(root), "harness": harness}
-    figures: dict[str, bytes] = {}
-
-    bar.set_postfix_str(steps[0])
-    loader, problems = read_folder(root)
-    data["skills"] = len(loader.skills)
-    data["validation"] = {"valid": len(loader.skills), "problems": problems,
-                          "invalid_files": len({p["file"] for p in problems if p["severity"] == "error"})}
-    bar.update()
-    bar.set_postfix_str(steps[1])
-    data["listing"] = listing_section(loader, HARNESSES[harness], context_tokens)
-    bar.update()
-    bar.set_postfix_str(steps[2])
-    data["when"] = when_section(loader)
-    bar.update()
-    bar.set_postfix_str(steps[3])
-    data["pairs"] = pairs_section(client, loader, progress=progress) if len(loader.skills) >= 2 else None
-    bar.update()
-    if queries_file:
-        bar.set_postfix_str(steps[4])
-        data["trigger"] = {"file": str(queries_file), "unknown": [], "error": None}
-        try:
-            kept, unknown = split_queries(load_queries(queries_file), set(loader.names))
-        except QuerySetError as err:
-            kept, unknown, data["trigger"]["error"] = [], [], str(err)
-        data["trigger"]["unknown"] = unknown
-        if kept and loader.skills:
-            names = selectors or list(SELECTORS if dev_file else WITHOUT_DEV)
-            section, figures = trigger_section(client, loader, kept, names, k, dev_file)
-            data["trigger"].update(section)
-        elif not data["trigger"]["error"]:
-            data["trigger"]["error"] = "no query to evaluate: " + ("no valid skill" if not loader.skills else
-                                                                   "every query names a skill not in the folder")
-        bar.update()
-    bar.close()
-    data["summary"] = top_fixes(data)
-    data["seconds"] = time.perf_counter() - started
-    return Audit(data, figures)
-
-
-def summary_text(data: dict[str, Any]) -> str:
-    """The summary as plain text: the five fixes, each with where its evidence is."""
-    lines = [f"Audit of {data['folder']}: {data['skills']:,} valid skill(s), "
-             f"{data['validation']['invalid_files']} invalid file(s), {data['seconds']:.1f} s"]
-    if not data["summary"]:
-        lines.append("No fix to suggest: every check passed.")
-    lines += [f"{i}. {fix['fix']} (evidence: {fix['evidence']})" for i, fix in enumerate(data["summary"], 1)]
-    return "\n".join(lines)
+def _codes(text: str | None) -> tuple[str, ...] | None:
+    return None if text is None else tuple(c.strip().upper() for c in text.split(",") if c.strip())
 
 
 def audit(args: argparse.Namespace) -> int:
-    """The `audit` command: print the summary, write the JSON and HTML reports; exit 2 on a bad folder."""
-    from course_utils.tools.audit_html import render_html
-
+    """The `audit` command: see the module docstring for its exit status."""
+    if args.explain:
+        try:
+            print(rule(args.explain).explain())
+        except KeyError as err:
+            return _refuse(err.args[0])
+        return 0
+    if args.dir is None:
+        return _refuse("give the folder that holds your skill folders (for Claude Code, ~/.claude/skills)")
     if not args.dir.is_dir():
-        print(f"audit: error: {args.dir} is not a folder: give the folder that holds your skill folders "
-              "(for Claude Code, ~/.claude/skills)", file=sys.stderr)
-        return 2
+        return _refuse(f"{args.dir} is not a folder: give the folder that holds your skill folders "
+                       "(for Claude Code, ~/.claude/skills)")
+    try:
+        settings = load_settings(args.dir, args.config).override(
+            select=_codes(args.select), ignore=_codes(args.ignore), fail_on=args.fail_on, harness=args.harness,
+            pairs=args.pairs, min_accuracy=args.min_accuracy)
+        check(settings, "the command line")
+    except ConfigError as err:
+        return _refuse(str(err))
+    if settings.harness not in HARNESSES:
+        return _refuse(f"unknown harness {settings.harness!r}: choose among {', '.join(HARNESSES)}")
+    if args.min_accuracy is not None and args.queries is None:  # a min-accuracy in pyproject.toml waits for queries
+        return _refuse("--min-accuracy gates the trigger evaluation: give --queries FILE")
     names = [n.strip() for n in args.selectors.split(",") if n.strip()]
     if unknown := [n for n in names if n not in SELECTORS]:
-        print(f"audit: error: unknown selector {', '.join(unknown)}: choose among {', '.join(SELECTORS)}",
-              file=sys.stderr)
-        return 2
+        return _refuse(f"unknown selector {', '.join(unknown)}: choose among {', '.join(SELECTORS)}")
     if "gated" in names and args.dev is None:
-        print("audit: error: the gated hybrid fits its gate on development queries: give --dev FILE", file=sys.stderr)
-        return 2
-    from course_utils.backend.client import make_client
+        return _refuse("the gated hybrid fits its gate on development queries: give --dev FILE")
+    only = None
+    if args.changed:
+        try:
+            only = changed_skills(args.dir, args.since)
+        except (RuntimeError, OSError) as err:
+            return _refuse(str(err))
+    client = None
+    if settings.pairs in ("embedding", "both") or args.queries is not None:
+        from course_utils.backend.client import make_client
 
+        try:
+            client = make_client(args.backend, verbose=args.format == "text")  # stdout stays machine-readable
+        except Exception as err:  # no key, no model file, server down: one line that says what to do
+            print(f"audit: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
+            return 2
     try:
-        client = make_client(args.backend)
-    except Exception as err:  # no key, no model file, server down: one line that says what to do
-        print(f"audit: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
-        return 1
-    result = run_audit(args.dir, queries_file=args.queries, harness=args.harness, context_tokens=args.context_tokens,
-                       selectors=names, k=args.k, client=client, dev_file=args.dev)
-    print(summary_text(result.data))
-    for path, text in ((args.json, lambda: json.dumps(result.data, indent=2, ensure_ascii=False)),
-                       (args.html, lambda: render_html(result))):
+        report, figures = run_audit(
+            args.dir, queries_file=args.queries, harness=settings.harness, context_tokens=args.context_tokens,
+            selectors=names, k=args.k, client=client, dev_file=args.dev, pairs=settings.pairs,
+            select=settings.select, ignore=settings.ignore, min_accuracy=settings.min_accuracy, only=only,
+            query_skill=args.skill, progress=args.format == "text" and sys.stderr.isatty())
+    except QuerySetError as err:
+        return _refuse(str(err))
+    output = render(report, args.format)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(output + "\n", encoding="utf-8")
+    else:
+        print(output)
+    for path, text in ((args.json, lambda: render_json(report)), (args.html, lambda: render_html(report, figures))):
         if path:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text(), encoding="utf-8")
-            print(f"written: {path}")
-    return 0
+            print(f"written: {path}", file=sys.stderr)
+    return 1 if fails(report, settings.fail_on) else 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `audit` command to the command line."""
-    command = sub.add_parser("audit", help="audit a skills folder: validation, listing cut, when-clauses, "
-                                           "confusable pairs, and with --queries the trigger evaluation")
-    command.add_argument("dir", type=Path, metavar="SKILLS_DIR", help="the folder that holds the skill folders")
+    command = sub.add_parser(
+        "audit", help="audit a skills folder: validation, listing cut, when-clauses, confusable pairs, and with "
+                      "--queries the trigger evaluation; rule codes, SARIF, exit 0/1/2")
+    command.add_argument("dir", type=Path, metavar="SKILLS_DIR", nargs="?",
+                         help="the folder that holds the skill folders (or one skill folder)")
+    command.add_argument("--explain", metavar="CODE", help=f"print one rule and exit ({', '.join(RULES)})")
+    command.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to report (SK1,SK201)")
+    command.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes not to report")
+    command.add_argument("--fail-on", choices=SEVERITIES,
+                         help="exit 1 when a finding is at least this severe (default error)")
+    command.add_argument("--format", choices=FORMATS, default="text",
+                         help="what to print: text, json, sarif (2.1.0) or github (workflow annotations)")
+    command.add_argument("--output", type=Path, metavar="FILE", help="write the --format output here, not stdout")
+    command.add_argument("--config", type=Path, metavar="PYPROJECT",
+                         help="read [tool.skill-audit] from this file (default: the nearest pyproject.toml)")
+    command.add_argument("--pairs", choices=PAIRS,
+                         help="confusable pairs by lexical (BM25, no model), embedding, both, or none "
+                              "(default embedding)")
     command.add_argument("--queries", type=Path, metavar="FILE",
-                         help="a labelled query set in the course's format (data/trigger_eval.yaml)")
-    command.add_argument("--harness", choices=tuple(HARNESSES), default="claude-code",
-                         help="whose listing budget to apply (default claude-code)")
+                         help="labelled queries: the course's YAML, skill-creator's eval set, or skill-reach's set")
+    command.add_argument("--skill", metavar="NAME", help="the skill a skill-creator eval set is for")
+    command.add_argument("--min-accuracy", type=float, metavar="P",
+                         help="with --queries: fail (SK501) when a selector's accuracy's 95 %% Wilson lower bound "
+                              "is below P")
+    command.add_argument("--changed", action="store_true",
+                         help="audit only the skills changed since --since, and the queries that name them")
+    command.add_argument("--since", default="HEAD", metavar="REF", help="the git revision --changed compares with")
+    command.add_argument("--harness", choices=tuple(HARNESSES), help="whose listing budget to apply "
+                                                                      "(default claude-code)")
     command.add_argument("--context-tokens", type=int, metavar="N",
                          help="the model's context window, if not the harness's usual one")
     command.add_argument("--dev", type=Path, metavar="FILE",
@@ -221,4 +141,3 @@ def register(sub: argparse._SubParsersAction) -> None:
     command.add_argument("--html", type=Path, metavar="REPORT.html", help="write the report as one HTML page")
     command.add_argument("--json", type=Path, metavar="REPORT.json", help="write the report as JSON")
     command.set_defaults(func=audit)
-

@@ -12,7 +12,7 @@ from course_utils.paths import DATA_DIR, SKILLS_DIR
 from course_utils.skills import SkillLoader, read_skill_folder, skill_file
 from course_utils.tokens import estimate_tokens
 
-from course_utils.tools.trigger import SAMPLING_TEMPERATURE, SELECTORS
+from course_utils.trigger import SAMPLING_TEMPERATURE, SELECTORS
 
 
 def validate(args: argparse.Namespace) -> int:
@@ -76,7 +76,7 @@ def eval_trigger(args: argparse.Namespace) -> int:
     from course_utils.backend.client import make_client
     from course_utils.evaluation import comparison_table
     from course_utils.queries import QuerySetError, load_queries
-    from course_utils.tools.trigger import build_selectors, choices_from_dev, histogram_figure, run_selectors
+    from course_utils.trigger import build_selectors, choices_from_dev, histogram_figure, run_selectors
 
     names = list(dict.fromkeys(n.strip() for n in args.selectors.split(",") if n.strip()))
     unknown = [n for n in names if n not in SELECTORS]

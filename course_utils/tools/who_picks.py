@@ -33,7 +33,7 @@ def who_picks(args: argparse.Namespace) -> int:
     from course_utils.backend.client import make_client
     from course_utils.evaluation import comparison_table
     from course_utils.queries import QuerySetError, load_queries
-    from course_utils.tools.trigger import build_selectors, run_selectors
+    from course_utils.trigger import build_selectors, run_selectors
     from course_utils.who_picks import SELECTORS, DevChoices, answer, choose_on_dev
 
     try:

@@ -1,4 +1,4 @@
-"""The audit's figures, drawn from the report's data and kept as PNG bytes for the self-contained HTML page."""
+"""The audit's figures, drawn from the typed report and kept as PNG bytes for the self-contained HTML page."""
 from __future__ import annotations
 
 import io
@@ -6,6 +6,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from course_utils.audit.report import ListingSection, PairSignal
 from course_utils.evaluation import Report
 from course_utils.listing import FATES
 from course_utils.plots import rate_bars
@@ -19,41 +20,42 @@ def png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def listing_figure(listing: dict[str, Any]) -> bytes:
+def listing_figure(listing: ListingSection) -> bytes:
     """One bar: how many skills the harness lists whole, cut, by name only, or not at all."""
     figure = Figure(figsize=(7, 1.6))
     ax = figure.subplots()
     left = 0
     for fate in FATES:
-        count = listing["counts"][fate]
+        count = listing.counts.get(fate, 0)
         if count:
             ax.barh([0], [count], left=left, color=FATE_COLOURS[fate], label=f"{fate} ({count:,})")
             left += count
     ax.set_yticks([])
     ax.set_xlim(0, max(left, 1))
     ax.set_xlabel("skills")
-    ax.set_title(f"{listing['harness']}: {listing['listing_chars']:,} of {listing['budget_chars']:,} characters")
+    ax.set_title(f"{listing.harness}: {listing.listing_chars:,} of {listing.budget_chars:,} characters")
     if left:
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=4, frameon=False)
     return png(figure)
 
 
-def pairs_figure(pairs: dict[str, Any]) -> bytes:
-    """The closest pairs: description cosine beside body cosine, and the catalog's mean pair cosine."""
-    rows = pairs["pairs"]
+def pairs_figure(signal: PairSignal) -> bytes:
+    """The closest pairs by one signal: their scores (and, for embeddings, the bodies' cosine) and the mean."""
+    rows = signal.pairs
     figure = Figure(figsize=(7, 0.45 * len(rows) + 1.2))
     ax = figure.subplots()
-    labels = [f"{p['a']} / {p['b']}" for p in rows][::-1]
+    labels = [f"{p.a} / {p.b}" for p in rows][::-1]
     positions = range(len(rows))
-    ax.barh([y + 0.2 for y in positions], [p["description_cosine"] for p in rows][::-1], height=0.4,
-            color="#1565c0", label="descriptions")
-    ax.barh([y - 0.2 for y in positions], [p["body_cosine"] for p in rows][::-1], height=0.4,
-            color="#90a4ae", label="bodies")
-    if pairs["mean"] is not None:
-        ax.axvline(pairs["mean"], color="black", linestyle=":", label="mean of all pairs")
+    ax.barh([y + 0.2 for y in positions], [p.score for p in rows][::-1], height=0.4, color="#1565c0",
+            label="descriptions")
+    if signal.signal == "embedding":
+        ax.barh([y - 0.2 for y in positions], [p.body_cosine or 0 for p in rows][::-1], height=0.4,
+                color="#90a4ae", label="bodies")
+        ax.set_xlim(0, 1)
+    if signal.mean is not None:
+        ax.axvline(signal.mean, color="black", linestyle=":", label="mean of all pairs")
     ax.set_yticks(list(positions), labels, fontsize=8)
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("cosine")
+    ax.set_xlabel("cosine" if signal.signal == "embedding" else "BM25 score")
     ax.legend(loc="lower right", fontsize=8)
     return png(figure)
 

@@ -1,0 +1,137 @@
+"""The report's renderings: text, JSON, SARIF 2.1.0, GitHub workflow commands, and one HTML page.
+
+Each is a function of the typed `AuditReport`. The page comes from a Jinja template with autoescaping on
+(`templates/report.html.j2`): whatever a skill says is shown as text, never as markup.
+"""
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+from course_utils.audit.report import AuditReport, Finding
+from course_utils.audit.rules import RULES
+
+FORMATS = ("text", "json", "sarif", "github")
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+TOOL_NAME = "skill-audit"
+SECTIONS = (("summary", "Summary: the most useful fixes"), ("findings", "Findings"), ("validation", "Validation"),
+            ("listing", "Listing"), ("when", "What, when and not for"), ("pairs", "Pairs likely to be confused"),
+            ("trigger", "Trigger evaluation"))
+MAX_ROWS = 200
+"""Rows a table shows before it says how many more the JSON report holds."""
+
+
+def render_text(report: AuditReport) -> str:
+    """Plain text: a count, one `file:line: CODE [severity] message` line per finding, then the summary's fixes,
+    each with its evidence."""
+    errors = sum(f.severity == "error" for f in report.findings)
+    warnings = sum(f.severity == "warning" for f in report.findings)
+    lines = [f"Audit of {report.folder}: {report.skills:,} valid skill(s), {report.validation.invalid_files} "
+             f"invalid file(s); {errors} error(s), {warnings} warning(s); {report.seconds:.1f} s"]
+    if report.changed is not None:
+        lines.append(f"Changed skills only: {', '.join(report.changed) or '(none)'}")
+    lines += [f"{Path(report.folder) / f.file if f.file else report.folder}:{f.line}: {f.code} [{f.severity}] "
+              f"{f.message}" for f in report.findings]
+    if not report.summary:
+        lines.append("No fix to suggest: every check passed.")
+    else:
+        lines.append("Fix first:")
+    lines += [f"{i}. {f.code} {f.message}: {f.fix} (evidence: {f.section}: {f.evidence})"
+              for i, f in enumerate(report.summary, 1)]
+    if report.trigger is not None and report.trigger.gate is not None:
+        gate = report.trigger.gate
+        lines.append(f"Gate: accuracy's 95 % lower bound ≥ {gate.min_accuracy:.2f}: "
+                     + ("passed" if gate.passed else "failed"))
+    return "\n".join(lines)
+
+
+def render_json(report: AuditReport) -> str:
+    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False)
+
+
+def _sarif_result(finding: Finding, folder: str) -> dict[str, Any]:
+    result: dict[str, Any] = {"ruleId": finding.code, "level": SARIF_LEVELS[finding.severity],
+                              "message": {"text": f"{finding.message}. Fix: {finding.fix}"},
+                              "properties": {"fix": finding.fix, "evidence": f"{finding.section}: {finding.evidence}"}}
+    if finding.file:
+        result["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": _uri(folder, finding.file)},
+                                                     "region": {"startLine": finding.line}}}]
+    return result
+
+
+def _uri(folder: str, file: str) -> str:
+    """The file as a URI relative to the working directory (code scanning reads them from the repository's
+    root), or an absolute file URI when it lies outside it."""
+    path = Path(folder) / file
+    if not path.is_absolute():
+        return path.as_posix()
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.as_uri()
+
+
+def render_sarif(report: AuditReport) -> str:
+    """A SARIF 2.1.0 log: one run, the rules that fired as the driver's rules, one result per finding."""
+    fired = sorted({f.code for f in report.findings})
+    rules = [{"id": code, "name": RULES[code].name, "shortDescription": {"text": RULES[code].summary},
+              "fullDescription": {"text": RULES[code].rationale}, "help": {"text": RULES[code].fix},
+              "defaultConfiguration": {"level": SARIF_LEVELS[RULES[code].severity]}} for code in fired]
+    log = {"$schema": SARIF_SCHEMA, "version": "2.1.0",
+           "runs": [{"tool": {"driver": {"name": TOOL_NAME, "informationUri": "https://agentskills.io",
+                                         "rules": rules}},
+                     "results": [_sarif_result(f, report.folder) for f in report.findings]}]}
+    return json.dumps(log, indent=2, ensure_ascii=False)
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(report: AuditReport) -> str:
+    """GitHub Actions workflow commands: `::error file=…,line=…,title=CODE::message`, one per finding."""
+    command = {"error": "error", "warning": "warning", "info": "notice"}
+    lines = []
+    for f in report.findings:
+        where = f"file={_escape_property(str(Path(report.folder) / f.file))},line={f.line}," if f.file else ""
+        lines.append(f"::{command[f.severity]} {where}title={_escape_property(f.code + ' ' + RULES[f.code].name)}::"
+                     f"{_escape_data(f.message + '. Fix: ' + f.fix)}")
+    return "\n".join(lines)
+
+
+def render(report: AuditReport, format: str) -> str:
+    """The report in one of `FORMATS`."""
+    return {"text": render_text, "json": render_json, "sarif": render_sarif, "github": render_github}[format](report)
+
+
+def _data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def render_html(report: AuditReport, figures: dict[str, bytes] | None = None) -> str:
+    """The whole report as one self-contained page: figures as data URIs, no script, no network."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    from course_utils.audit.figures import listing_figure, pairs_figure, rates_figure
+
+    figures = dict(figures or {})
+    images = {"listing": _data_uri(listing_figure(report.listing))}
+    for signal in report.pairs.signals if report.pairs else ():
+        if signal.pairs:
+            images[f"pairs-{signal.signal}"] = _data_uri(pairs_figure(signal))
+    if report.trigger is not None and report.trigger.selectors:
+        images["rates"] = _data_uri(rates_figure([r.report for r in report.trigger.selectors]))
+    if "histogram" in figures:
+        images["histogram"] = _data_uri(figures["histogram"])
+    environment = Environment(loader=PackageLoader("course_utils.audit", "templates"),
+                              autoescape=select_autoescape(default=True, default_for_string=True),
+                              trim_blocks=True, lstrip_blocks=True)
+    return environment.get_template("report.html.j2").render(
+        report=report, sections=SECTIONS, images=images, rules=RULES, max_rows=MAX_ROWS)

@@ -1,0 +1,325 @@
+"""`run_audit`: every check of the audit on a skills folder, read-only, into one `AuditReport`.
+
+In order: validation, the listing a harness would cut, descriptions that say what but not when, the pairs
+most likely to be confused (lexical, embedding or both), and with a query file the course's trigger
+evaluation, with what fired instead, the attractor skills and the gate on accuracy. Then the findings the
+selected rules make, and the five most useful of them.
+"""
+from __future__ import annotations
+
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from course_utils.audit.checks import (HARNESSES, listing_findings, listing_section, shown_path, validation_findings,
+                                       when_findings, when_section)
+from course_utils.audit.pairs import embedding_pairs, lexical_pairs, pair_findings
+from course_utils.audit.queryfiles import QueryFile, load_query_file
+from course_utils.audit.report import (
+    STANDS_OUT_Z,
+    Attractor,
+    AuditReport,
+    ConfusablePair,
+    Confusion,
+    Finding,
+    Gate,
+    PairsSection,
+    RateValue,
+    SelectorResult,
+    TriggerSection,
+    UnknownQuery,
+    ValidationSection,
+)
+from course_utils.audit.rules import RULES, SEVERITIES, matches
+from course_utils.evaluation import Report
+from course_utils.queries import LabelledQuery, QuerySetError
+from course_utils.skills import Diagnostic, SkillLoader, discover, read_skill_folder, skill_file
+
+RATE_COLUMNS = (("accuracy", "accuracy"), ("positive_accuracy", "must trigger"), ("none_accuracy", "must not"))
+SUMMARY_COUNT = 5
+MIN_CONFUSIONS = 2
+"""A confusion, or an attractor's take, seen fewer times than this is not a finding: one query is not a finding."""
+RULE_ORDER = {code: i for i, code in enumerate(("SK0", "SK201", "SK501", "SK401", "SK402", "SK301", "SK302",
+                                                  "SK403", "SK202", "SK101", "SK102"))}
+"""The summary's order, by what a finding costs when left undone: a skill that does not load never triggers;
+one the listing hides is chosen blind; a failed gate or a confusion seen twice is measured; a pair that stands
+out is likely to be confused; a missing "when" or "Not for" is a guess."""
+
+
+def read_folder(root: Path) -> tuple[SkillLoader, list[Diagnostic]]:
+    """The skills that pass the reference validator's rules, and every problem found.
+
+    `root` holds skill folders, or is one skill folder (as `validate ./my-skill` takes it).
+    """
+    if skill_file(root).is_file():
+        skill, diagnostics = read_skill_folder(root, strict=True)
+        return SkillLoader([skill] if skill else []), diagnostics
+    skills, diagnostics = discover(root, strict=True)
+    return SkillLoader(skills), diagnostics
+
+
+def changed_skills(root: Path, since: str) -> set[str]:
+    """The skill folders under `root` that differ from git revision `since` (committed, staged or not, new files
+    included). Raises RuntimeError when git cannot say."""
+    root = Path(root).resolve()
+    commands = (["git", "diff", "--name-only", "--relative", since, "--", "."],
+                ["git", "ls-files", "--others", "--exclude-standard", "--", "."])
+    names: set[str] = set()
+    for command in commands:
+        done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
+        if done.returncode:
+            raise RuntimeError(f"git cannot compare {root} with {since}: {done.stderr.strip()}")
+        names |= {Path(line).parts[0] for line in done.stdout.splitlines() if line.strip()}
+    return names
+
+
+def split_queries(queries: Sequence[LabelledQuery], names: set[str]) -> tuple[list[int], list[UnknownQuery]]:
+    """The indexes of the queries whose expected skill is in the catalog (or none), and the others."""
+    kept, unknown = [], []
+    for number, query in enumerate(queries, 1):
+        if query.expected is None or query.expected in names:
+            kept.append(number - 1)
+        else:
+            unknown.append(UnknownQuery(number, query.query, query.expected))
+    return kept, unknown
+
+
+def confusions(report: Report, acceptable: dict[str, tuple[str, ...]] | None = None) -> tuple[Confusion, ...]:
+    """Which skill fired instead, most frequent first; a decision naming a query's neutral skill is left out."""
+    acceptable = acceptable or {}
+    counts = Counter((m["expected"], m["got"]) for m in report.mistakes
+                     if m["got"] not in acceptable.get(m["query"], ()))
+    ordered = sorted(counts.items(), key=lambda c: (-c[1], str(c[0][0]), str(c[0][1])))
+    return tuple(Confusion(e, g, n) for (e, g), n in ordered)
+
+
+def attractors(found: Sequence[Confusion]) -> tuple[Attractor, ...]:
+    """The skills that took queries meant for another skill or for none, those that took most first."""
+    stolen: Counter[str] = Counter()
+    false: Counter[str] = Counter()
+    for c in found:
+        if c.got is not None:
+            (false if c.expected is None else stolen)[c.got] += c.count
+    names = set(stolen) | set(false)
+    rows = [Attractor(n, stolen[n], false[n]) for n in names]
+    return tuple(sorted(rows, key=lambda a: (-a.taken, a.skill)))
+
+
+def confusable_pairs(pairs: PairsSection | None, trigger: TriggerSection | None) -> tuple[ConfusablePair, ...]:
+    """Every pair that a signal ranks among its closest (lexical, embedding) or that the most accurate selector
+    confused (observed, both directions summed), with each signal's value; the most flagged first."""
+    lexical = {frozenset((p.a, p.b)): p.z for p in (pairs.signal("lexical").pairs if pairs and pairs.signal("lexical")
+                                                      else ())}
+    embedding = {frozenset((p.a, p.b)): p.z for p in (pairs.signal("embedding").pairs
+                                                        if pairs and pairs.signal("embedding") else ())}
+    observed: Counter[frozenset[str]] = Counter()
+    evaluated = trigger is not None and bool(trigger.selectors)
+    if evaluated:
+        best = max(trigger.selectors, key=lambda r: r.rates["accuracy"].value or 0)
+        for c in best.confusions:
+            if c.expected and c.got:
+                observed[frozenset((c.expected, c.got))] += c.count
+    rows = []
+    for key in set(lexical) | set(embedding) | set(observed):
+        a, b = sorted(key)
+        z = (lexical.get(key) or 0, embedding.get(key) or 0)
+        flagged = sum(v >= STANDS_OUT_Z for v in z) + (observed.get(key, 0) >= MIN_CONFUSIONS)
+        rows.append(ConfusablePair(a, b, lexical.get(key), embedding.get(key),
+                                   observed.get(key, 0) if evaluated else None, flagged))
+    return tuple(sorted(rows, key=lambda r: (-r.signals, -(r.observed or 0), -max(r.lexical_z or 0, r.embedding_z or 0),
+                                             r.a, r.b)))
+
+
+def trigger_section(client: Any, loader: SkillLoader, queries_file: Path, file: QueryFile, only: set[str] | None,
+                    selectors: list[str], k: int, dev_file: Path | None,
+                    min_accuracy: float | None) -> tuple[TriggerSection, dict[str, bytes]]:
+    """The course's trigger evaluation on the audited catalog: rates with intervals, cost, confusions,
+    attractors, the gate; with `dev_file`, the threshold, k and the gated hybrid's gate are chosen there first."""
+    from course_utils.trigger import build_selectors, choices_from_dev, histogram_figure, run_selectors
+
+    kept, unknown = split_queries(file.queries, set(loader.names))
+    if only is not None:  # --changed: the queries that name a touched skill
+        kept = [i for i in kept if file.queries[i].expected in only]
+    queries = [file.queries[i] for i in kept]
+    acceptable = {file.queries[i].query: file.acceptable[i] for i in kept}
+    base = dict(file=str(queries_file), format=file.format, queries=len(queries), unknown=tuple(unknown))
+    if not queries or not loader.skills:
+        why = ("no valid skill" if not loader.skills else "no query names a skill the change touched"
+               if only is not None else "every query names a skill not in the folder")
+        return TriggerSection(**base, error=f"no query to evaluate: {why}", setup={}), {}
+    threshold, gate = None, None
+    if dev_file is not None:
+        choices = choices_from_dev(client, loader, dev_file, progress=False)
+        k, threshold, gate = choices.k, choices.threshold, choices.gate
+    chosen = build_selectors(client, loader, selectors, k=k, threshold=threshold, gate=gate)
+    run = run_selectors(chosen, queries)
+    rows = []
+    for report in run.reports:
+        rates = {key: RateValue.of(label, report.rate(key)) for key, label in RATE_COLUMNS}
+        rows.append(SelectorResult(report.selector, rates, report.mean_prompt_tokens, report.seconds_per_decision,
+                                   report.errors, confusions(report, acceptable), report.to_dict()))
+    best = max(rows, key=lambda r: r.rates["accuracy"].value or 0)
+    verdict = None
+    if min_accuracy is not None:
+        gated = tuple((r.selector, r.rates["accuracy"]) for r in rows)
+        verdict = Gate(min_accuracy, all((rate.low or 0) >= min_accuracy for _, rate in gated), gated)
+    figures = {}
+    if chosen.similarity is not None and "similarity" in run.outcomes:
+        from course_utils.audit.figures import png  # matplotlib: only when there is a figure to draw
+
+        figures["histogram"] = png(histogram_figure(run.outcomes["similarity"], chosen.similarity.threshold,
+                                                    f"Top-1 cosine scores ({chosen.embedding_model})"))
+    return TriggerSection(**base, error=None, setup=chosen.describe(), selectors=tuple(rows),
+                          comparisons=tuple(c.to_dict() for c in run.comparisons),
+                          attractors=attractors(best.confusions), gate=verdict), figures
+
+
+def trigger_findings(trigger: TriggerSection, loader: SkillLoader) -> list[Finding]:
+    """SK403 for unknown skills, SK401 for confusions seen twice (by the most accurate selector), SK402 for
+    the top attractor, SK501 for each selector whose accuracy's lower bound misses the gate."""
+    def file_of(name: str | None) -> str | None:
+        skill = loader.skills.get(name) if name else None
+        return shown_path(skill.path, skill.path.parent.parent) if skill else None
+
+    found = []
+    if trigger.unknown:
+        names = sorted({u.expected for u in trigger.unknown})
+        found.append(Finding("SK403", RULES["SK403"].severity,
+                             f"{len(trigger.unknown)} queries of {trigger.file} expect skills not in the folder "
+                             f"({', '.join(names[:4])}{' …' if len(names) > 4 else ''}): left out",
+                             RULES["SK403"].fix, "trigger", "unknown skills"))
+    if not trigger.selectors:
+        return found
+    best = max(trigger.selectors, key=lambda r: r.rates["accuracy"].value or 0)
+    for c in best.confusions:
+        if c.count < MIN_CONFUSIONS:
+            continue
+        if c.expected is None:
+            text = f"{c.got} fired on {c.count} queries that need no skill"
+        elif c.got is None:
+            text = f"{c.count} queries for {c.expected} triggered nothing"
+        else:
+            text = f"{c.count} queries for {c.expected} went to {c.got}"
+        shown = f"{c.expected or '(no skill)'} -> {c.got or '(no skill)'}"
+        found.append(Finding("SK401", RULES["SK401"].severity, f"{text} ({best.selector})", RULES["SK401"].fix,
+                             "trigger", f"{best.selector}, {shown}", file=file_of(c.got or c.expected),
+                             skill=c.got or c.expected, weight=c.count,
+                             other=c.expected if c.got and c.expected else None))
+    if trigger.attractors and trigger.attractors[0].taken >= MIN_CONFUSIONS:
+        a = trigger.attractors[0]
+        found.append(Finding("SK402", RULES["SK402"].severity,
+                             f"{a.skill} takes the most queries that are not its own ({best.selector}): {a.stolen} "
+                             f"meant for other skills, {a.false_triggers} meant for none", RULES["SK402"].fix,
+                             "trigger", f"{best.selector}, attractors", file=file_of(a.skill), skill=a.skill,
+                             weight=a.taken))
+    if trigger.gate is not None:
+        for selector, rate in trigger.gate.rows:
+            if (rate.low or 0) < trigger.gate.min_accuracy:
+                found.append(Finding(
+                    "SK501", RULES["SK501"].severity,
+                    f"{selector}: accuracy {rate.successes}/{rate.n} = {rate.value or 0:.2f}, 95 % interval "
+                    f"{rate.low or 0:.2f}–{rate.high or 0:.2f}; its lower bound is below the gate "
+                    f"{trigger.gate.min_accuracy:.2f}", RULES["SK501"].fix, "trigger", f"{selector}, gate"))
+    return found
+
+
+def selected(findings: Sequence[Finding], select: Sequence[str] = (), ignore: Sequence[str] = ()) -> list[Finding]:
+    """The findings whose rule `select` names (every rule when empty) and `ignore` does not."""
+    return [f for f in findings if (not select or matches(f.code, list(select))) and not matches(f.code, list(ignore))]
+
+
+def rank(finding: Finding) -> tuple[int, int, float]:
+    """The summary's order: by `RULE_ORDER`, then severity, then weight."""
+    order = min((i for prefix, i in RULE_ORDER.items() if finding.code.startswith(prefix)), default=len(RULE_ORDER))
+    return order, -SEVERITIES.index(finding.severity), -finding.weight
+
+
+def summarise(findings: Sequence[Finding], count: int = SUMMARY_COUNT) -> tuple[Finding, ...]:
+    """The `count` most useful findings. Wording findings about many skills come as one finding each, so the
+    summary names the first of each rule on wording and listing, and every measured one."""
+    shown, seen = [], Counter()
+    for finding in sorted(findings, key=rank):
+        if finding.code in ("SK101", "SK102", "SK201", "SK202", "SK009") and seen[finding.code]:
+            continue
+        seen[finding.code] += 1
+        shown.append(finding)
+    return tuple(shown[:count])
+
+
+def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "claude-code",
+              context_tokens: int | None = None, selectors: list[str] | None = None, k: int = 3,
+              backend: str = "auto", client: Any = None, progress: bool = True, dev_file: Path | None = None,
+              pairs: str = "embedding", select: Sequence[str] = (), ignore: Sequence[str] = (),
+              min_accuracy: float | None = None, only: set[str] | None = None,
+              query_skill: str | None = None) -> tuple[AuditReport, dict[str, bytes]]:
+    """Audit the skills under `root`; return the report and its figures (PNG bytes, by name).
+
+    `client` (else `make_client(backend)`, made only when an encoder or a model is needed) embeds and, with
+    queries, decides. Without `selectors`, every selector runs: the gated hybrid only with `dev_file`.
+    `pairs`: lexical, embedding, both or none. `only`: the skills to audit (`--changed`): the others are read
+    (a touched skill is still compared with them) but their own findings are not reported. Raises
+    QuerySetError for a query file that cannot be read.
+    """
+    from course_utils.trigger import SELECTORS, WITHOUT_DEV
+
+    started = time.perf_counter()
+    query_data = load_query_file(queries_file, skill=query_skill) if queries_file else None  # fail before work
+    needs_client = pairs in ("embedding", "both") or queries_file is not None
+    if client is None and needs_client:
+        from course_utils.backend.client import make_client
+
+        client = make_client(backend)
+    bar = tqdm(total=5, desc="audit", unit="step", disable=not progress)
+    loader, diagnostics = read_folder(root)
+    problems = validation_findings(diagnostics, root)
+    invalid = len({f.file for f in problems if f.severity == "error"})
+    validation = ValidationSection(len(loader.skills), invalid, tuple(problems))
+    bar.update()
+    listing = listing_section(loader, HARNESSES[harness], context_tokens)
+    bar.update()
+    when = when_section(loader)
+    bar.update()
+    signals = []
+    if len(loader.skills) >= 2:
+        if pairs in ("lexical", "both"):
+            signals.append(lexical_pairs(loader))
+        if pairs in ("embedding", "both"):
+            signals.append(embedding_pairs(client, loader, progress=progress))
+    pair_section = PairsSection(tuple(signals)) if signals else None
+    bar.update()
+    findings = problems + listing_findings(listing, loader) + when_findings(when, loader)
+    for signal in signals:
+        findings += pair_findings(signal, loader)
+    figures: dict[str, bytes] = {}
+    trigger = None
+    if query_data is not None:
+        names = selectors or list(SELECTORS if dev_file else WITHOUT_DEV)
+        trigger, figures = trigger_section(client, loader, queries_file, query_data, only, names, k, dev_file,
+                                           min_accuracy)
+        findings += trigger_findings(trigger, loader)
+    bar.update()
+    bar.close()
+    if not loader.skills and not any(f.code != "SK009" for f in findings):
+        findings.append(Finding("SK008", RULES["SK008"].severity, f"{root} has no folder with a SKILL.md",
+                                RULES["SK008"].fix, "validation", str(root)))
+    if only is not None:
+        findings = [f for f in findings if f.skill is None or f.skill in only or f.other in only]
+    findings = selected(findings, select, ignore)
+    findings.sort(key=lambda f: (-SEVERITIES.index(f.severity), f.code, f.file or "", f.message))
+    report = AuditReport(str(root), harness, len(loader.skills), validation, listing, when, pair_section, trigger,
+                         tuple(findings), summarise(findings), time.perf_counter() - started,
+                         tuple(sorted(only)) if only is not None else None, confusable_pairs(pair_section, trigger))
+    return report, figures
+
+
+def fails(report: AuditReport, fail_on: str = "error") -> bool:
+    """Whether any finding is at least as severe as `fail_on`."""
+    return any(SEVERITIES.index(f.severity) >= SEVERITIES.index(fail_on) for f in report.findings)
+
+
+__all__ = ["run_audit", "read_folder", "changed_skills", "fails", "QuerySetError"]
