@@ -12,7 +12,7 @@ from hybrid_solutions import (
     RIGHT, WORKPLACE, WRONG, choose_k_largest, choose_k_right, choose_k_top1, mentions_after_the_model, mentions_right,
     mentions_slash_only, reset, skip_ignores_margin, skip_never, skip_right,
 )
-from lesson09_stand_in import BANNER, GRADING, implied_check_lines, implied_outcomes
+from lesson09_stand_in import BANNER, GRADING, implied_check_lines, implied_outcomes, stand_in
 
 from course_utils.backend.client import EMBEDDING_MODEL, GEMINI, KEY_VARIABLES, backend_of
 from course_utils.evaluation import Outcome, comparison_table, evaluate, paired_comparison
@@ -323,12 +323,13 @@ def test_the_corpus_on_the_local_model(local_client):
 @pytest.mark.notebook
 def test_the_lesson_runs_with_the_solution_shown(monkeypatch, tmp_path):
     """With COURSE_SHOW_SOLUTION=1 the kernel (which inherits os.environ) imports the reference solution, prints it,
-    the check passes on the stand-in and on the notebook's own backend, and the grade is printed, with no grading
-    query shown. The notebook's backend is the scripted stand-in of tests/lesson09_stand_in.py, in seconds: an
-    IPython startup file (IPYTHONDIR is inherited too) makes `make_client` return it before the first cell runs,
-    and the lesson is left as a learner runs it. The grade printed is the one its plans imply, computed here.
-    The real model's side is test_the_corpus_on_the_local_model: real decisions through check_hybrid.
-    The executed copy is kept in build/test-notebooks/solved/ (its figure in figures/ there)."""
+    the check passes on the stand-in and on the notebook's own backend, what passing looks like is printed, the
+    grade is printed, and the feedback shows the grading queries the tested hybrid gets wrong, and no other. The
+    notebook's backend is the scripted stand-in of tests/lesson09_stand_in.py, in seconds: an IPython startup file
+    (IPYTHONDIR is inherited too) makes `make_client` return it before the first cell runs, and the lesson is left
+    as a learner runs it. The grade printed is the one its plans imply, computed here. The real model's side is
+    test_the_corpus_on_the_local_model: real decisions through check_hybrid. The executed copy is kept in
+    build/test-notebooks/solved/ (its figure in figures/ there)."""
     out = BUILD_DIR / "test-notebooks" / "solved"
     startup = tmp_path / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)
@@ -366,7 +367,11 @@ def test_the_lesson_runs_with_the_solution_shown(monkeypatch, tmp_path):
     for other in ("model alone", "similarity alone"):
         verdict = paired_comparison("tested hybrid k=3", implied["tested hybrid k=3"], other, implied[other]).verdict()
         assert "exact McNemar p" in verdict and verdict in text
-    assert not any(q.query in shown for q in GRADING)  # graded, never shown
+    assert str(passing_check(verbose=False)) in text  # what passing looks like, computed in the lesson
+    planned = SimilaritySelector(stand_in().client(), WORKPLACE, cache=False)  # the plans' cosines, ranked here
+    feedback = grading_feedback("tested hybrid k=3", implied["tested hybrid k=3"], planned, k=3)
+    assert 0 < len(feedback.misses) < len(graded) and str(feedback) in text, text
+    assert {q.query for q in GRADING if q.query in shown} == {m.query for m in feedback.misses}  # only the misses
 
 
 def test_the_lesson_is_stored_with_the_stub():
