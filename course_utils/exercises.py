@@ -10,6 +10,11 @@ are the ones the backend counted and the seconds include an embedding whose time
 k=0 raises a ValueError. A function that is or runs the course's own `pick_hybrid` is refused. Any
 tool name, catalog format or request code that behaves right passes. The checker never raises: each
 mistake gets one plain sentence.
+
+`passing_check()` is what the checker prints for a right function on the stand-in (the course's solution,
+checked there), so a learner sees what passing looks like without seeing the code. After grading,
+`grading_feedback` lists the queries a selector got wrong: the query, the skill it expected (or none), what
+was decided and, given the similarity selector, where the expected skill ranked by cosine.
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ import numpy as np
 from google import genai
 
 from course_utils.backend.client import backend_of
+from course_utils.evaluation import Outcome
 from course_utils.scripted import EmbedRequest, Exchange, ScriptedBackend
 from course_utils.selection import SimilaritySelector, document_text, pick_hybrid, query_text
 from course_utils.skills import Skill, SkillLoader
@@ -190,20 +196,28 @@ class CheckResult:
 HYBRID_HINTS = (
     "The cosine row: `selector.scores([query])` gives one row of cosines per query, one number per skill, in "
     "`selector.names` order. Take the row of your one query.",
-    "The k nearest: numpy's `argsort` sorts ascending, so sort the negated row (or reverse the result) and keep "
-    "the first k indices with a slice, `[:k]`; `selector.names[i]` is the skill at index i. A slice stops at the "
-    "end of the row, so a k at or above the catalog's size keeps the whole catalog. Use the `k` you receive, and "
-    "raise a ValueError when it is below 1.",
-    "The reduced catalog and tool: `loader.subset(names)` is a SkillLoader of those skills only; its "
-    "`.system_instruction(function=...)` and `.tool(...)` are the catalog and the activate tool of lesson 06, "
-    "for the shortlist. Writing your own catalog text and FunctionDeclaration is fine too.",
-    "The model, first turn only: one `client.models.generate_content(model=GENERATION_MODEL, contents=query, "
-    "config=GenerateContentConfig(system_instruction=…, tools=[…], automatic_function_calling=…(disable=True)))`. "
-    "`response.function_calls` is empty when the model answered in text: that is its way of saying none.",
-    "The Decision: `Decision(skill, prompt_tokens, seconds)`. The skill is the model's (the call's `name` "
-    "argument, or None); the tokens are `response.usage_metadata.prompt_token_count`, what the backend counted; "
-    "the seconds run from before the embedding to after the answer (`time.perf_counter()`).",
+    "The k nearest: numpy's `argsort` sorts ascending, so sort the negated row, `np.argsort(-row, kind='stable')`, "
+    "and keep the first k indices with a slice, `[:k]`; `selector.names[i]` is the skill at index i. The stable "
+    "sort keeps tied skills in catalog order, so at a tie for the k-th place the one listed first in the catalog "
+    "is kept (any k of the tied skills pass the check; more than k do not). A slice stops at the end of the row, "
+    "so a k at or above the catalog's size keeps the whole catalog. Use the `k` you receive, and raise a "
+    "ValueError when it is below 1.",
+    "The prompt's layout: what stays the same for every query comes first, what changes comes last. The system "
+    "instruction names no skill: `shortlist_instruction()`. The tool names no skill either: `shortlist_tool()`, an "
+    "activate_skill whose `name` is a plain string, with no enum of names. The shortlist goes in the user turn: "
+    "`shortlist_turn(loader.subset(names), query)` is one user turn holding the k catalog lines in "
+    "<available-skills>, then the query. All three come from `course_utils.selection`.",
+    "The model, first turn only: one `client.models.generate_content(model=GENERATION_MODEL, contents=[that user "
+    "turn], config=types.GenerateContentConfig(system_instruction=…, tools=[the tool], "
+    "automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True)))`. `response.function_calls` is "
+    "empty when the model answered in text: that is its way of saying none.",
+    "The Decision: `Decision(skill, prompt_tokens, seconds)`. The skill is the call's `name` argument when it is "
+    "one of the shortlist (a name outside it is no decision: None), or None for a text answer; the tokens are "
+    "`response.usage_metadata.prompt_token_count`, what the backend counted; the seconds run from before the "
+    "embedding to after the answer (`time.perf_counter()`).",
 )
+HINT_LAYOUT = ("shortlist_instruction", "shortlist_tool", "shortlist_turn")
+"""The parts of the reference's prompt that hint 3 names: `pick_hybrid` builds its request from exactly these."""
 
 
 def hint(n: int) -> None:
@@ -683,8 +697,10 @@ def _check_scripted(function: Callable, guard: bool = True) -> list[str]:
         exchange = seen.exchanges[0]
         choice = "declined" if exchange.called is None else f"called {exchange.called}"
         branch = ", branch" if seen.case.branch else ""
-        lines.append(f"  stand-in, k={seen.case.k}{branch}: offered {', '.join(exchange.offered)}; the model {choice}; "
-                     f"you returned {seen.decision.skill}")
+        tied = seen.case.tied()
+        tie = f" ({' and '.join(tied)} tie for place {seen.case.k})" if tied else ""
+        lines.append(f"  stand-in, k={seen.case.k}{branch}: offered {', '.join(exchange.offered)}{tie}; the model "
+                     f"{choice}; you returned {seen.decision.skill}")
     return [*lines, _check_k_zero(function, client, loader, selector)]
 
 
@@ -713,6 +729,99 @@ def _check_real(function: Callable, client: Any, loader: SkillLoader, selector: 
                       f"{call.seconds:.2f} s and the whole call {wall:.2f} s.")
     return (f"  {label}, k={k}: offered {', '.join(offered)}; you returned {decision.skill} "
             f"({decision.prompt_tokens:,} prompt tokens, {decision.seconds:.1f} s)")
+
+
+def passing_check(verbose: bool = True) -> CheckResult:
+    """What `check_hybrid` prints for a right `pick_hybrid` on the scripted stand-in: the course's solution checked
+    there, as a learner's passing function is, and its report printed (with `verbose`) and returned.
+
+    Only the stand-in half runs: the real half's lines depend on the learner's backend. The report says what reached
+    the model and what came back, never the code.
+    """
+    _, client, loader, selector = scripted_world()
+    return check_hybrid(pick_hybrid, client, loader, selector, verbose=verbose, real=False, reference=True)
+
+
+# ----------------------------------------------------------------- feedback after grading
+
+
+@dataclass(frozen=True)
+class GradedMiss:
+    """One graded query a selector got wrong: the query, what it expected and what the selector decided."""
+
+    query: str
+    kind: str
+    expected: str | None
+    """The skill the query must trigger; None: it must trigger none."""
+    picked: str | None
+    """The decision: the majority of the runs that answered (`evaluation.majority`: a tie decides None)."""
+    verdict: str
+    """false trigger, miss, wrong skill, or error (no run answered)."""
+    runs: tuple[str | None, ...] = ()
+    """Each answering run's skill, when the query ran more than once and the runs disagreed; else empty."""
+    error: str | None = None
+    rank: int | None = None
+    """The expected skill's place by cosine (1 = nearest; tied skills share a place): 1 plus the number of skills
+    scoring strictly higher. None for a query that expects none, or when no selector was given."""
+
+    @property
+    def picked_text(self) -> str:
+        if self.verdict == "error":
+            return "no answer (error)"
+        shown = self.picked or "none"
+        return f"{shown} (runs: {', '.join(r or 'none' for r in self.runs)})" if self.runs else shown
+
+
+@dataclass(frozen=True)
+class GradingFeedback:
+    """The queries one graded selector got wrong, in the grading set's order; `str()` is the table a lesson prints."""
+
+    selector: str
+    queries: int
+    misses: tuple[GradedMiss, ...]
+    k: int | None = None
+    """The shortlist's size, when the selector shortlists: a rank above it was left out of the shortlist."""
+
+    def __str__(self) -> str:
+        if not self.misses:
+            return f"{self.selector}: right on all {self.queries} graded queries."
+        header = ("expected", "picked", "verdict", "rank", "query")
+        rows = [(m.expected or "none", m.picked_text, m.verdict, _rank_text(m.rank, self.k), json.dumps(
+            m.query, ensure_ascii=False)) for m in self.misses]
+        widths = [max(len(row[i]) for row in [header, *rows]) for i in range(4)]
+        line = lambda row: "  ".join(f"{cell:<{w}}" for cell, w in zip(row, widths)) + "  " + row[4]  # noqa: E731
+        lines = [f"{self.selector}: wrong on {len(self.misses)} of {self.queries} graded queries", line(header),
+                 *(line(row) for row in rows)]
+        if any(m.rank is not None for m in self.misses):
+            where = f"; above {self.k}, the shortlist left it out" if self.k is not None else ""
+            lines.append(f"rank: the expected skill's place by cosine, 1 = nearest{where}")
+        return "\n".join(lines)
+
+
+def _rank_text(rank: int | None, k: int | None) -> str:
+    if rank is None:
+        return "-"
+    return f"{rank} (> k)" if k is not None and rank > k else str(rank)
+
+
+def grading_feedback(name: str, outcomes: Sequence[Outcome], selector: Any = None,
+                     k: int | None = None) -> GradingFeedback:
+    """The queries of a grading run (`evaluation.run_selector`'s outcomes) that `name` got wrong, each with what it
+    expected and what was decided; with `selector` (any object with `names` and `scores`), where the expected
+    skill ranks by cosine, which tells a shortlist that left it out from a model that chose otherwise."""
+    misses = []
+    for outcome in outcomes:
+        if outcome.verdict == "correct":
+            continue
+        expected = outcome.query.expected
+        rank = None
+        if selector is not None and expected is not None:
+            row = np.asarray(selector.scores([outcome.query.query])[0])
+            rank = 1 + int(np.sum(row > row[list(selector.names).index(expected)]))
+        answers = tuple(outcome.answers)
+        misses.append(GradedMiss(outcome.query.query, outcome.query.kind, expected, outcome.chosen, outcome.verdict,
+                                 answers if len(set(answers)) > 1 else (), outcome.error, rank))
+    return GradingFeedback(name, len(outcomes), tuple(misses), k)
 
 
 # ----------------------------------------------------------------- stretch tasks, each with its own check

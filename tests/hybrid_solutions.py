@@ -16,6 +16,7 @@ from google.genai import types
 from course_utils.backend.client import GENERATION_MODEL
 from course_utils.selection import (
     Decision, SimilaritySelector, document_text, embed_texts, pick_by_model, pick_hybrid, query_text,
+    shortlist_instruction, shortlist_tool, shortlist_turn,
 )
 from course_utils.tokens import estimate_tokens
 
@@ -89,7 +90,27 @@ def right_with_pick_by_model(client, loader, selector, query, k=3):
     return dataclasses.replace(decision, seconds=time.perf_counter() - start)
 
 
-RIGHT = [pick_hybrid, right_with_numpy_and_own_tool, right_with_subset_and_sort, right_with_pick_by_model]
+def right_by_the_hints(client, loader, selector, query, k=3):
+    """Hints 1 to 5 followed word for word: the reference's layout (a system instruction and a tool that name no
+    skill, the shortlist's catalog lines in the user turn before the query), written out by hand."""
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    start = time.perf_counter()
+    row = selector.scores([query])[0]
+    names = [selector.names[i] for i in np.argsort(-row, kind="stable")[:k]]
+    response = client.models.generate_content(
+        model=GENERATION_MODEL, contents=[shortlist_turn(loader.subset(names), query)],
+        config=types.GenerateContentConfig(
+            system_instruction=shortlist_instruction(), tools=[shortlist_tool()],
+            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True)))
+    calls = response.function_calls or []
+    named = calls[0].args.get("name") if calls else None
+    return Decision(named if named in names else None, response.usage_metadata.prompt_token_count,
+                    time.perf_counter() - start)
+
+
+RIGHT = [pick_hybrid, right_with_numpy_and_own_tool, right_with_subset_and_sort, right_with_pick_by_model,
+         right_by_the_hints]
 
 
 # ----------------------------------------------------------------- wrong, each with what the checker must say

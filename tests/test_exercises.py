@@ -12,18 +12,22 @@ from hybrid_solutions import (
     RIGHT, WORKPLACE, WRONG, choose_k_largest, choose_k_right, choose_k_top1, mentions_after_the_model, mentions_right,
     mentions_slash_only, reset, skip_ignores_margin, skip_never, skip_right,
 )
-from lesson09_stand_in import BANNER, GRADING, implied_check_lines, implied_outcomes
+from lesson09_stand_in import BANNER, GRADING, implied_check_lines, implied_outcomes, stand_in
 
 from course_utils.backend.client import EMBEDDING_MODEL, GEMINI, KEY_VARIABLES, backend_of
-from course_utils.evaluation import comparison_table, evaluate, paired_comparison
+from course_utils.evaluation import Outcome, comparison_table, evaluate, paired_comparison
 from course_utils.cache import CACHE_ENV
 from course_utils.exercises import (
-    BRANCH, CHECK_CASES, CHECK_SKILLS, HYBRID_HINTS, RecordingClient, Watch, branch_catalog, called_skill,
-    check_choose_k, check_confident_skip, check_explicit, check_hybrid, hint, scripted_world,
+    BRANCH, CHECK_CASES, CHECK_SKILLS, HINT_LAYOUT, HYBRID_HINTS, GradedMiss, RecordingClient, Watch, branch_catalog,
+    called_skill, check_choose_k, check_confident_skip, check_explicit, check_hybrid, grading_feedback, hint,
+    passing_check, scripted_world,
 )
 from course_utils.paths import BUILD_DIR, NOTEBOOKS_DIR
+from course_utils.queries import LabelledQuery
 from course_utils.scripted import EMBED_DELAYS, SCRIPTED
-from course_utils.selection import SimilaritySelector, pick_by_model, pick_hybrid
+from course_utils.selection import (
+    Decision, SimilaritySelector, pick_by_model, pick_hybrid, shortlist_instruction, shortlist_tool,
+)
 from course_utils.tools.notebooks import execute_notebook
 
 LESSON = NOTEBOOKS_DIR / "09_hybrid_exercise.ipynb"
@@ -174,6 +178,107 @@ def test_hints_unlock_one_step_at_a_time(capsys):
     assert "hint(1) to hint(5)" in capsys.readouterr().out
 
 
+def test_the_hints_teach_the_layout_the_reference_uses():
+    """Hint 3 names the parts the reference builds its request from, and says where the shortlist goes and that the
+    tool has no enum; hint 2 names the reference's stable sort. `right_by_the_hints`, written from the hints alone,
+    passes the check (test_each_right_solution_passes)."""
+    import inspect
+
+    from hybrid_solutions import right_by_the_hints
+
+    assert right_by_the_hints in RIGHT
+    source = inspect.getsource(pick_hybrid)
+    layout = HYBRID_HINTS[2]
+    for part in HINT_LAYOUT:
+        assert f"{part}(" in source and f"`{part}(" in layout, part
+    assert "no enum" in layout and "user turn" in layout and "system_instruction(function" not in layout
+    tool = json.dumps(shortlist_tool().model_dump(mode="json", exclude_none=True))
+    assert '"enum"' not in tool  # the reference's tool: no enum of names, as the hint says
+    assert not any(s.name in shortlist_instruction() for s in CHECK_SKILLS)  # its instruction names no skill
+    assert 'kind="stable"' in source and "kind='stable'" in HYBRID_HINTS[1] and "listed first" in HYBRID_HINTS[1]
+    assert "contents=[that user turn]" in HYBRID_HINTS[3]
+
+
+def test_the_passing_check_is_what_the_checker_prints_for_the_reference(capsys):
+    """The report a learner sees for a passing function on the stand-in, computed by checking the reference there:
+    one line per scripted case, offered exactly the case's k nearest (the reference keeps catalog order at a tie)
+    and returning the scripted model's choice, and no line of code."""
+    result = passing_check()
+    printed = capsys.readouterr().out
+    assert result.passed and printed.strip() == str(result)
+    again = check_hybrid(pick_hybrid, *scripted_world()[1:], verbose=False, real=False, reference=True)
+    assert result.messages == again.messages
+    lines = str(result).splitlines()
+    assert lines[0].startswith(f"Passed on the scripted stand-in: {len(CHECK_CASES)} decisions")
+    assert "Passed on" not in lines[0][len("Passed on the scripted stand-in"):]  # the stand-in half only
+    names = [s.name for s in CHECK_SKILLS]
+    for case, line in zip(CHECK_CASES, lines[1:], strict=False):
+        offered = ", ".join(n for n in names if n in case.top())
+        choice = case.model_choice()
+        called = "declined" if choice is None else f"called {choice}"
+        tie = f" ({' and '.join(case.tied())} tie for place {case.k})" if case.tied() else ""
+        assert line.startswith(f"  stand-in, k={case.k}{', branch' if case.branch else ''}: offered {offered}{tie}; "
+                               f"the model {called}; you returned {choice}"), line
+    assert sum(" tie for place " in line for line in lines) == 1
+    assert lines[-1].startswith("  stand-in, k=0: ValueError") and len(lines) == len(CHECK_CASES) + 2
+    assert "def " not in printed and "argsort" not in printed and "shortlist_turn" not in printed
+
+
+class FixedScores:
+    """A similarity selector over fixed cosines, one row per query: what grading_feedback reads ranks from."""
+
+    names = ["a", "b", "c", "d"]
+    rows = {"tie at the top": [0.5, 0.5, 0.1, 0.0], "out of the shortlist": [0.9, 0.8, 0.7, 0.6]}
+
+    def scores(self, queries):
+        import numpy as np
+
+        return np.array([self.rows.get(q, [0.4, 0.3, 0.2, 0.1]) for q in queries])
+
+
+def _outcome(query, expected, *answers, error=None):
+    kind = "positive" if expected else "negative"
+    decisions = tuple(Decision(a) for a in answers) + ((Decision(None, error=error),) if error else ())
+    return Outcome(LabelledQuery(query, expected, kind, "en"), decisions)
+
+
+def test_grading_feedback_lists_exactly_the_wrong_queries():
+    """Right answers stay out; a wrong skill, a miss whose skill the shortlist left out, a false trigger on a query
+    that expects none, runs that tie (two answers, one each: the majority rule decides none), and an error are listed,
+    in order, with what was expected, what was picked and where the expected skill ranks by cosine (tied cosines
+    share a place)."""
+    outcomes = [
+        _outcome("right", "a", "a"),
+        _outcome("tie at the top", "b", "a"),  # b ties a at the top: rank 1, and the hybrid picked a
+        _outcome("right none", None, None),
+        _outcome("out of the shortlist", "d", None),  # d ranks 4th: a k=3 shortlist left it out
+        _outcome("false trigger", None, "c"),
+        _outcome("runs tie", "a", "a", "b"),  # one run each: no majority, so none
+        _outcome("majority right", "a", "a", "a", None),
+        _outcome("failed", "c", error="timeout"),
+    ]
+    feedback = grading_feedback("your hybrid k=3", outcomes, FixedScores(), k=3)
+    assert feedback.queries == len(outcomes)
+    assert feedback.misses == (
+        GradedMiss("tie at the top", "positive", "b", "a", "wrong skill", rank=1),
+        GradedMiss("out of the shortlist", "positive", "d", None, "miss", rank=4),
+        GradedMiss("false trigger", "negative", None, "c", "false trigger"),
+        GradedMiss("runs tie", "positive", "a", None, "miss", runs=("a", "b"), rank=1),
+        GradedMiss("failed", "positive", "c", None, "error", error="timeout", rank=3),
+    )
+    table = str(feedback).splitlines()
+    assert table[0] == "your hybrid k=3: wrong on 5 of 8 graded queries"
+    assert table[1].split() == ["expected", "picked", "verdict", "rank", "query"]
+    assert [line.split()[:3] for line in table[2:4]] == [["b", "a", "wrong"], ["d", "none", "miss"]]
+    assert table[3].split()[3:6] == ["4", "(>", "k)"] and table[3].endswith('"out of the shortlist"')
+    assert table[4].split()[:5] == ["none", "c", "false", "trigger", "-"]
+    assert "none (runs: a, b)" in table[5] and "no answer (error)" in table[6]
+    assert table[-1].startswith("rank: the expected skill's place by cosine")
+    assert not any('"right' in line or "majority right" in line for line in table)
+    assert str(grading_feedback("x", outcomes[:1])) == "x: right on all 1 graded queries."
+    assert all(m.rank is None for m in grading_feedback("x", outcomes).misses)  # no selector, no rank
+
+
 def test_the_recording_client_keeps_requests_and_answers():
     _, client, loader, _ = scripted_world()
     proxy = RecordingClient(client)
@@ -218,12 +323,13 @@ def test_the_corpus_on_the_local_model(local_client):
 @pytest.mark.notebook
 def test_the_lesson_runs_with_the_solution_shown(monkeypatch, tmp_path):
     """With COURSE_SHOW_SOLUTION=1 the kernel (which inherits os.environ) imports the reference solution, prints it,
-    the check passes on the stand-in and on the notebook's own backend, and the grade is printed, with no grading
-    query shown. The notebook's backend is the scripted stand-in of tests/lesson09_stand_in.py, in seconds: an
-    IPython startup file (IPYTHONDIR is inherited too) makes `make_client` return it before the first cell runs,
-    and the lesson is left as a learner runs it. The grade printed is the one its plans imply, computed here.
-    The real model's side is test_the_corpus_on_the_local_model: real decisions through check_hybrid.
-    The executed copy is kept in build/test-notebooks/solved/ (its figure in figures/ there)."""
+    the check passes on the stand-in and on the notebook's own backend, what passing looks like is printed, the
+    grade is printed, and the feedback shows the grading queries the tested hybrid gets wrong, and no other. The
+    notebook's backend is the scripted stand-in of tests/lesson09_stand_in.py, in seconds: an IPython startup file
+    (IPYTHONDIR is inherited too) makes `make_client` return it before the first cell runs, and the lesson is left
+    as a learner runs it. The grade printed is the one its plans imply, computed here. The real model's side is
+    test_the_corpus_on_the_local_model: real decisions through check_hybrid. The executed copy is kept in
+    build/test-notebooks/solved/ (its figure in figures/ there)."""
     out = BUILD_DIR / "test-notebooks" / "solved"
     startup = tmp_path / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)
@@ -261,7 +367,11 @@ def test_the_lesson_runs_with_the_solution_shown(monkeypatch, tmp_path):
     for other in ("model alone", "similarity alone"):
         verdict = paired_comparison("tested hybrid k=3", implied["tested hybrid k=3"], other, implied[other]).verdict()
         assert "exact McNemar p" in verdict and verdict in text
-    assert not any(q.query in shown for q in GRADING)  # graded, never shown
+    assert str(passing_check(verbose=False)) in text  # what passing looks like, computed in the lesson
+    planned = SimilaritySelector(stand_in().client(), WORKPLACE, cache=False)  # the plans' cosines, ranked here
+    feedback = grading_feedback("tested hybrid k=3", implied["tested hybrid k=3"], planned, k=3)
+    assert 0 < len(feedback.misses) < len(graded) and str(feedback) in text, text
+    assert {q.query for q in GRADING if q.query in shown} == {m.query for m in feedback.misses}  # only the misses
 
 
 def test_the_lesson_is_stored_with_the_stub():
