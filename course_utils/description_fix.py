@@ -6,8 +6,9 @@ skill, or another skill, and is sent to `TARGET`; a *lost true trigger* is a que
 original description sends there and the edit does not. The rule (`choose`): the fewest false triggers of the
 target on development queries, ties to the fewer lost true triggers, then to the shorter description. When the
 chosen candidate has no fewer false triggers than the original, no candidate fixed one on dev (`fixes_any`), and
-the held-out check still runs. On these development queries no description sends a positive of the target
-anywhere, because none is run (`dev_queries`): the lost true triggers are counted on the held-out set.
+the held-out check still runs. Neither the development queries the candidates run on (`candidate_queries`) nor the
+held-out near-misses hold a positive of the target, so lost true triggers count only where a positive is run (the
+tie-break; `tally` counts them), and what an edit loses is not measured here.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.paths import DATA_DIR
-from course_utils.stats import mcnemar_exact
+from course_utils.stats import SIGNIFICANCE, mcnemar_exact
 
 TARGET = "it-helpdesk-triage"
 RECORD_DIR = DATA_DIR / "measured" / "description_fix"
@@ -31,12 +32,6 @@ HELD_OUT_FILE = "helpdesk_near_misses.yaml"
 
 _OLD_NOT_FOR = "Not for writing post-incident reviews; it cannot reset passwords or change accounts itself."
 CANDIDATES = {
-    "not-for bookings and purchases": (
-        "Triages an IT problem reported by an employee: classifies it (access, hardware, network, software, "
-        "security), sets a priority, walks through safe first-line checks and drafts a ticket for the right support "
-        "queue. Use when something on a laptop, phone, account or business app is broken or not working. Not for "
-        "booking rooms, scheduling meetings or video calls, or advice on which computer to buy; not for writing "
-        "post-incident reviews; it cannot reset passwords or change accounts itself."),
     "use only when broken": (
         "Triages an IT problem reported by an employee: classifies it (access, hardware, network, software, "
         "security), sets a priority, walks through safe first-line checks and drafts a ticket for the right support "
@@ -85,6 +80,7 @@ class Tally:
     name: str
     characters: int
     false_triggers: int
+    original_false_triggers: int
     fixed: int
     made: int
     lost_true_triggers: int
@@ -100,7 +96,7 @@ def tally(name: str, description: str, original: Sequence[Decided], candidate: S
     """Count the candidate's false triggers of the target and what changed from the original, query by query."""
     by_text = {d.query: d for d in original}
     pairs = [(by_text[d.query], d) for d in candidate]
-    return Tally(name, len(description), sum(c.false_trigger for _, c in pairs),
+    return Tally(name, len(description), sum(c.false_trigger for _, c in pairs), sum(o.false_trigger for o, _ in pairs),
                  fixed=sum(o.false_trigger and not c.false_trigger for o, c in pairs),
                  made=sum(c.false_trigger and not o.false_trigger for o, c in pairs),
                  lost_true_triggers=sum(o.true_trigger and not c.true_trigger for o, c in pairs),
@@ -112,9 +108,9 @@ def choose(tallies: Sequence[Tally]) -> Tally:
     return min(tallies, key=lambda t: (t.false_triggers, t.lost_true_triggers, t.characters))
 
 
-def fixes_any(chosen: Tally, original_false_triggers: int) -> bool:
+def fixes_any(chosen: Tally) -> bool:
     """Whether the chosen candidate has fewer false triggers of the target than the original on the same queries."""
-    return chosen.false_triggers < original_false_triggers
+    return chosen.false_triggers < chosen.original_false_triggers
 
 
 def dev_queries(skill_names: Sequence[str]) -> list[Any]:
@@ -129,6 +125,12 @@ def dev_queries(skill_names: Sequence[str]) -> list[Any]:
             if (q.expected != TARGET and "boundary" in name) or q.query.startswith(SHOWN):
                 picked.append(q)
     return picked
+
+
+def candidate_queries(queries: Sequence[Any]) -> list[Any]:
+    """The development queries a candidate runs on: those needing no skill (the original runs on the boundary's
+    neighbours too, to show where its own false triggers are not; a candidate's false triggers there go uncounted)."""
+    return [q for q in queries if q.expected is None]
 
 
 def edited_catalog(root: Path, description: str, dest: Path) -> Path:
@@ -153,3 +155,31 @@ def read_record(path: Path) -> tuple[dict[str, Any], dict[str, list[Decided]]]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     runs = {name: [Decided(**row) for row in rows] for name, rows in data.pop("runs").items()}
     return data, runs
+
+
+def discordant_needed(fixed: int, made: int, limit: int = 1_000_000) -> int | None:
+    """The fewest discordant queries (fixed + made) at this run's split on which the exact McNemar test would find
+    the edit better (p < SIGNIFICANCE); None when the split does not favour the edit."""
+    if fixed <= made:
+        return None
+    share = fixed / (fixed + made)
+    return next((m for m in range(1, limit + 1)
+                 if mcnemar_exact(round(m * share), m - round(m * share)) < SIGNIFICANCE), None)
+
+
+def paired_sentence(fixed: int, made: int, queries: int) -> str:
+    """The paired test on false-trigger status in words, and, when it cannot tell, how many queries would."""
+    p_value = mcnemar_exact(fixed, made)
+    shown = "< 0.001" if p_value < 0.001 else f"= {p_value:.3f}"
+    opening = (f"Paired, on these {queries} queries: the edit fixes {fixed} false trigger{'s' * (fixed != 1)} of the "
+               f"original and makes {made}, exact McNemar p {shown}")
+    if p_value < SIGNIFICANCE:
+        better = "the edit" if fixed > made else "the original"
+        return f"{opening}: {better} makes fewer false triggers, a finding by the rule used here (p < {SIGNIFICANCE})."
+    needed = discordant_needed(fixed, made)
+    if needed is None:
+        return (f"{opening}: no difference by the rule used here (p < {SIGNIFICANCE}), and at this split no number "
+                "of queries would show the edit better.")
+    total = -(-needed * queries // (fixed + made))
+    return (f"{opening}: no difference by the rule used here (p < {SIGNIFICANCE}); at this split, {needed} queries "
+            f"on which the two differ would decide it, about {total:,} queries like these.")

@@ -329,7 +329,7 @@ def description_fix(args: argparse.Namespace) -> int:
             return 0
         for name in args.only or fix.CANDIDATES:
             if name not in runs:
-                runs[name] = run(name, queries)
+                runs[name] = run(name, fix.candidate_queries(queries))
                 fix.write_record(path, meta, runs)
         print(f"wrote {_shown(path)}")
         return 0
