@@ -60,7 +60,8 @@ only from 36 positives on."""
 FIXES_A_FALSE_TRIGGER = CountClaim(
     "I know how to fix a false trigger through the description", "the source lesson « Qui choisit le skill ? », "
     "its closing checks [1]", "most",
-    of="held-out near-misses whose false trigger only one description makes", did="are the original's, fixed by the edit",
+    of="held-out near-misses whose false trigger only one description makes",
+    did="are the original's, fixed by the edit",
     holds="the edit fixes more false triggers than it makes on this set",
     fails="the edit fixes no more false triggers than it makes on this set")
 """Lesson 11, on its held-out near-misses (`description_fix.HELD_OUT_FILE`, 12 queries needing no skill): the false

@@ -24,7 +24,8 @@ def test_tally_counts_what_the_edit_fixes_makes_and_loses():
     original = [_d("a", None, T), _d("b", None, None), _d("c", T, T), _d("d", "x", T)]
     edited = [_d("a", None, None), _d("b", None, T), _d("c", T, None), _d("d", "x", T)]
     t = fix.tally("e", "text", original, edited)
-    assert (t.false_triggers, t.original_false_triggers, t.fixed, t.made, t.lost_true_triggers, t.moved) == (2, 2, 1, 1, 1, 3)
+    counts = (t.false_triggers, t.original_false_triggers, t.fixed, t.made, t.lost_true_triggers, t.moved)
+    assert counts == (2, 2, 1, 1, 1, 3)
 
 
 def test_the_rule_takes_the_fewest_false_triggers_then_fewer_lost_then_shorter():

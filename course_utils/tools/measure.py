@@ -311,7 +311,7 @@ def description_fix(args: argparse.Namespace) -> int:
         loader = catalog(name)
         return fix.decided(run_selector(lambda q: pick_by_model(client, loader, q), queries, name=name))
 
-    meta = {"recorded": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "backend": backend.name,
+    meta = {"recorded": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "backend": backend.name,
             "generation_model": backend.generation_label(), "decoding": "pick_by_model, one greedy decision a query",
             "target": fix.TARGET, "candidates": fix.CANDIDATES}
     if args.split == "dev":
