@@ -4,6 +4,8 @@
     python -m course_utils measure bakery test --modes all,on-demand,filesystem --samples 2 --label fresh
     python -m course_utils measure abstention model none-option reason-then-none gate examples agreement-3
     python -m course_utils measure native-format
+    python -m course_utils measure description-fix dev
+    python -m course_utils measure description-fix held-out
 
 `bakery` runs each request of a split of data/bakery_requests.yaml through each mode of `build_harness` (the loop
 with `tool_policy=one_step_at_a_time`, `refuse_repeats=True` and `stop_at_tools=ANSWERING_TOOLS`, as lesson 04
@@ -29,6 +31,12 @@ model's 20 most likely first answer tokens (read before the grammar, llama.cpp's
 first turn on the 90 development queries and lesson 04's on-demand first turn on the development bakery requests.
 It writes data/measured/native_format_dev.json (every prompt's top candidates) and prints the summary. The test
 sets are not used.
+
+`description-fix dev` runs lesson 11's `it-helpdesk-triage` description edits (`course_utils.description_fix`): the
+shipped description on every development query of `DEV_FILES`, then each candidate on `candidate_subset`, and
+writes data/measured/description_fix/dev.json after each description (a description already in the record is not
+run again). `description-fix held-out` runs the original and the candidate `choose` picks from that record on the
+held-out near-misses, once: it refuses when held_out.json exists, and the look goes in docs/lab/test-sets.md.
 
 `--out DIR` writes the record elsewhere (a smoke test writes into a temporary folder); `--limit N` runs only the
 first N requests or queries of each file.
@@ -273,6 +281,72 @@ def native_format(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- measure description-fix
+
+
+def description_fix(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    from course_utils import description_fix as fix
+    from course_utils.backend.client import backend_of
+    from course_utils.evaluation import run_selector
+    from course_utils.paths import BUILD_DIR
+    from course_utils.selection import pick_by_model
+    from course_utils.skills import SkillLoader
+
+    out = args.out or fix.RECORD_DIR
+    client = _client(args, args.backend)
+    backend = backend_of(client)
+    root = SKILLS_DIR / "workplace"
+    workplace = SkillLoader.from_root(root)
+
+    def catalog(name: str) -> SkillLoader:
+        if name == "original":
+            return workplace
+        slug = name.replace(" ", "-").replace(",", "")
+        return SkillLoader.from_root(fix.edited_catalog(root, fix.CANDIDATES[name],
+                                                        BUILD_DIR / "description_fix" / slug / "workplace"))
+
+    def run(name: str, queries: Sequence) -> list:
+        loader = catalog(name)
+        return fix.decided(run_selector(lambda q: pick_by_model(client, loader, q), queries, name=name))
+
+    meta = {"recorded": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "backend": backend.name,
+            "generation_model": backend.generation_label(), "decoding": "pick_by_model, one greedy decision a query",
+            "target": fix.TARGET, "candidates": fix.CANDIDATES}
+    if args.split == "dev":
+        path = out / "dev.json"
+        queries = fix.dev_queries(workplace.names)[:args.limit]
+        runs = fix.read_record(path)[1] if path.exists() else {}
+        meta |= {"queries": [f"data/{f}" for f in fix.DEV_FILES],
+                 "command": "python -m course_utils measure description-fix dev"}
+        if "original" not in runs and (not args.only or "original" in args.only):
+            runs["original"] = run("original", queries)
+            fix.write_record(path, meta, runs)
+        args.only = [n for n in args.only or [] if n != "original"] if args.only else None
+        if args.only == []:
+            print(f"wrote {_shown(path)}")
+            return 0
+        for name in args.only or fix.CANDIDATES:
+            if name not in runs:
+                runs[name] = run(name, fix.candidate_queries(queries))
+                fix.write_record(path, meta, runs)
+        print(f"wrote {_shown(path)}")
+        return 0
+    path = out / "held_out.json"
+    if path.exists():
+        raise Refused(f"{_shown(path)} exists: the held-out set is run once. Choose on dev; write a fresh set.")
+    _, dev = fix.read_record((args.dev or fix.RECORD_DIR) / "dev.json")
+    chosen = fix.choose([fix.tally(n, fix.CANDIDATES[n], dev["original"], dev[n]) for n in fix.CANDIDATES])
+    queries = _load(DATA_DIR / fix.HELD_OUT_FILE, workplace.names)[:args.limit]
+    runs = {"original": run("original", queries), chosen.name: run(chosen.name, queries)}
+    meta |= {"queries": [f"data/{fix.HELD_OUT_FILE}"], "chosen": chosen.name,
+             "command": "python -m course_utils measure description-fix held-out"}
+    fix.write_record(path, meta, runs)
+    print(f"wrote {_shown(path)}")
+    return 0
+
+
 # ---------------------------------------------------------------- the command line
 
 
@@ -290,7 +364,7 @@ def _refusing(func):
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the `measure` subcommand (bakery, abstention, native-format) to the command line."""
+    """Add the `measure` subcommand (bakery, abstention, native-format, description-fix) to the command line."""
     measure = sub.add_parser("measure", help="make the records the lessons read (data/measured/)")
     actions = measure.add_subparsers(dest="measure_command", required=True)
 
@@ -322,6 +396,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     _where_and_how_many(command, f"where {NATIVE_FORMAT_FILE} goes (default {_shown(NATIVE_FORMAT_DIR)})",
                         "only the first N queries of each file and N bakery requests", backend=False)
     command.set_defaults(func=_refusing(native_format))
+
+    command = actions.add_parser("description-fix", help="lesson 11's it-helpdesk-triage description edits: the "
+                                                        "candidates on dev, or the chosen one on the held-out set")
+    command.add_argument("split", choices=["dev", "held-out"])
+    command.add_argument("--only", nargs="+", metavar="NAME", help="dev: run only these descriptions (original, "
+                                                                "or candidates of course_utils.description_fix)")
+    command.add_argument("--dev", type=Path, help="the folder of the dev record held-out chooses from "
+                                                  "(default data/measured/description_fix)")
+    _where_and_how_many(command, "where the record goes (default data/measured/description_fix)",
+                        "only the first N queries of each file", backend=True)
+    command.set_defaults(func=_refusing(description_fix))
 
 
 def _where_and_how_many(command: argparse.ArgumentParser, out: str, limit: str, backend: bool) -> None:
