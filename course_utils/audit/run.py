@@ -51,15 +51,16 @@ one the listing hides is chosen blind; a failed gate or a confusion seen twice i
 out is likely to be confused; a missing "when" or "Not for" is a guess."""
 
 
-def read_folder(root: Path) -> tuple[SkillLoader, list[Diagnostic]]:
-    """The skills that pass the reference validator's rules, and every problem found.
+def read_folder(root: Path, harness: str | None = None) -> tuple[SkillLoader, list[Diagnostic]]:
+    """The skills that pass the validator's rules as `harness` reads them (the Agent Skills spec's when None),
+    and every problem found.
 
     `root` holds skill folders, or is one skill folder (as `validate ./my-skill` takes it).
     """
     if skill_file(root).is_file():
-        skill, diagnostics = read_skill_folder(root, strict=True)
+        skill, diagnostics = read_skill_folder(root, strict=True, harness=harness)
         return SkillLoader([skill] if skill else []), diagnostics
-    skills, diagnostics = discover(root, strict=True)
+    skills, diagnostics = discover(root, strict=True, harness=harness)
     return SkillLoader(skills), diagnostics
 
 
@@ -275,7 +276,7 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
 
         client = make_client(backend)
     bar = tqdm(total=5, desc="audit", unit="step", disable=not progress)
-    loader, diagnostics = read_folder(root)
+    loader, diagnostics = read_folder(root, harness)
     problems = validation_findings(diagnostics, root)
     invalid = len({f.file for f in problems if f.severity == "error"})
     validation = ValidationSection(len(loader.skills), invalid, tuple(problems))
