@@ -348,13 +348,13 @@ def test_the_page_escapes_what_the_skills_say(tmp_path, local_client):
 
 @pytest.fixture
 def unfinished(tmp_path):
-    """A folder with one error (an unknown field) and one warning (no "when")."""
+    """A folder with one error (a name not in lower case) and one warning (no "when")."""
     root = tmp_path / "skills"
     write_skill(root, "csv-profiler", "Profiles CSV files. Use when someone shares an export. Not for SQL.")
     write_skill(root, "pdf-filler", "Fills PDF forms, never signs them.")
     (root / "odd").mkdir()
-    (root / "odd" / "SKILL.md").write_text("---\nname: odd\ndescription: Odd. Use when odd. Not for even.\n"
-                                           "owner: me\n---\nbody\n", encoding="utf-8")
+    (root / "odd" / "SKILL.md").write_text("---\nname: Odd\ndescription: Odd. Use when odd. Not for even.\n"
+                                           "---\nbody\n", encoding="utf-8")
     return root
 
 
@@ -364,9 +364,9 @@ def test_sarif_is_valid_sarif_2_1_0(unfinished):
     log = json.loads(render(report, "sarif"))
     jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))).validate(log)
     results = log["runs"][0]["results"]
-    assert {(r["ruleId"], r["level"]) for r in results} >= {("SK004", "error"), ("SK101", "warning")}
+    assert {(r["ruleId"], r["level"]) for r in results} >= {("SK002", "error"), ("SK101", "warning")}
     assert {r["id"] for r in log["runs"][0]["tool"]["driver"]["rules"]} == {f.code for f in report.findings}
-    located = next(r for r in results if r["ruleId"] == "SK004")["locations"][0]["physicalLocation"]
+    located = next(r for r in results if r["ruleId"] == "SK002")["locations"][0]["physicalLocation"]
     assert located["artifactLocation"]["uri"] == (unfinished / "odd" / "SKILL.md").as_uri()  # outside the cwd
     assert located["region"]["startLine"] == 1
 
@@ -374,10 +374,10 @@ def test_sarif_is_valid_sarif_2_1_0(unfinished):
 def test_github_annotations_and_json(unfinished):
     report, _ = run_audit(unfinished, progress=False, pairs="lexical")
     lines = render(report, "github").splitlines()
-    assert lines[0].startswith(f"::error file={unfinished}/odd/SKILL.md,line=1,title=SK004 field-unknown::")
+    assert lines[0].startswith(f"::error file={unfinished}/odd/SKILL.md,line=1,title=SK002 name-invalid::")
     assert any(line.startswith("::warning ") and "SK101" in line for line in lines)
     data = json.loads(render(report, "json"))
-    assert data["findings"][0]["code"] == "SK004" and data["findings"][0]["fix"] == RULES["SK004"].fix
+    assert data["findings"][0]["code"] == "SK002" and data["findings"][0]["fix"] == RULES["SK002"].fix
 
 
 # ------------------------------------------------------------------------------------------- the command
@@ -391,8 +391,8 @@ def test_exit_0_when_clean(tmp_path, capsys):
 
 
 def test_exit_1_on_problems_at_or_above_fail_on(unfinished, capsys):
-    assert main(["audit", str(unfinished), "--pairs", "lexical"]) == 1  # SK004 is an error
-    assert main(["audit", str(unfinished), "--pairs", "lexical", "--ignore", "SK004"]) == 0  # warnings only
+    assert main(["audit", str(unfinished), "--pairs", "lexical"]) == 1  # SK002 is an error
+    assert main(["audit", str(unfinished), "--pairs", "lexical", "--ignore", "SK002"]) == 0  # warnings only
     assert main(["audit", str(unfinished), "--pairs", "lexical", "--ignore", "SK0", "--fail-on", "warning"]) == 1
     assert main(["audit", str(unfinished), "--pairs", "lexical", "--select", "SK102", "--fail-on", "warning"]) == 0
 
@@ -434,10 +434,10 @@ def test_exit_2_on_bad_settings(unfinished, capsys):
 
 
 def test_pyproject_settings_apply_and_the_command_line_overrides_them(unfinished):
-    (unfinished / "pyproject.toml").write_text('[tool.skill-audit]\nignore = ["SK004"]\npairs = "lexical"\n'
+    (unfinished / "pyproject.toml").write_text('[tool.skill-audit]\nignore = ["SK002"]\npairs = "lexical"\n'
                                                'fail-on = "warning"\n', encoding="utf-8")
     settings = load_settings(unfinished)
-    assert settings.ignore == ("SK004",) and settings.pairs == "lexical" and settings.fail_on == "warning"
+    assert settings.ignore == ("SK002",) and settings.pairs == "lexical" and settings.fail_on == "warning"
     assert main(["audit", str(unfinished)]) == 1  # SK101 is a warning
     assert main(["audit", str(unfinished), "--fail-on", "error"]) == 0
     (unfinished / "pyproject.toml").write_text('[tool.skill-audit]\nselec = ["SK1"]\n', encoding="utf-8")
