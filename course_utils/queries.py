@@ -70,24 +70,36 @@ def _item(raw: object, where: str, known: set[str] | None) -> LabelledQuery:
     return LabelledQuery(query.strip(), expected, kind, lang)
 
 
+def read_query_text(path: Path) -> str:
+    """The text of a query file, refused (QuerySetError naming the file) when too large or unreadable."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise QuerySetError(f"{path}: is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise QuerySetError(f"{path}: cannot be read: {err}") from None
+
+
+def queries_from_data(data: object, path: Path, skill_names: Iterable[str] | None = None) -> list[LabelledQuery]:
+    """Check parsed query data in the course's format; with `skill_names`, every expected skill must be one of them."""
+    if not isinstance(data, list) or not data:
+        raise QuerySetError(f"{path}: must be a non-empty YAML list of queries")
+    known = set(skill_names) if skill_names is not None else None
+    return [_item(raw, f"{path}: item {i}", known) for i, raw in enumerate(data, 1)]
+
+
 def load_queries(path: str | Path, skill_names: Iterable[str] | None = None) -> list[LabelledQuery]:
     """Read and check a query set; with `skill_names`, every expected skill must be one of them.
 
     Raises QuerySetError, its message starting with the file's path, for anything else.
     """
     path = Path(path)
+    text = read_query_text(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise QuerySetError(f"{path}: is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
-        data = safeyaml.load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as err:
-        raise QuerySetError(f"{path}: cannot be read: {err}") from None
+        data = safeyaml.load(text)
     except yaml.YAMLError as err:
         raise QuerySetError(f"{path}: not valid YAML: {str(err).splitlines()[0]}") from None
     except safeyaml.YamlRefused as err:
         raise QuerySetError(f"{path}: refused: {err}") from None
-    if not isinstance(data, list) or not data:
-        raise QuerySetError(f"{path}: must be a non-empty YAML list of queries")
-    known = set(skill_names) if skill_names is not None else None
-    return [_item(raw, f"{path}: item {i}", known) for i, raw in enumerate(data, 1)]
+    return queries_from_data(data, path, skill_names)

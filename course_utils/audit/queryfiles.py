@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from course_utils import safeyaml
-from course_utils.queries import MAX_FILE_BYTES, LabelledQuery, QuerySetError, load_queries
+from course_utils.queries import LabelledQuery, QuerySetError, queries_from_data, read_query_text
 
 FORMATS = ("course", "skill-creator", "skill-reach")
 
@@ -33,13 +33,7 @@ class QueryFile:
 
 
 def _read(path: Path) -> object:
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise QuerySetError(f"{path}: is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise QuerySetError(f"{path}: cannot be read: {err}") from None
+    text = read_query_text(path)
     try:
         return json.loads(text) if path.suffix.lower() == ".json" else safeyaml.load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as err:
@@ -70,7 +64,7 @@ def load_query_file(path: str | Path, names: set[str] | None = None, skill: str 
     data = _read(path)
     kind = detect(data)
     if kind == "course":
-        queries = load_queries(path)
+        queries = queries_from_data(data, path)
         return QueryFile(kind, tuple(queries), tuple(() for _ in queries))
     if kind == "skill-creator":
         target = skill or owning_skill(path, names or set())
