@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.paths import DATA_DIR
-from course_utils.stats import SIGNIFICANCE, mcnemar_exact
+from course_utils.stats import SIGNIFICANCE, format_p, mcnemar_exact
 
 TARGET = "it-helpdesk-triage"
 RECORD_DIR = DATA_DIR / "measured" / "description_fix"
@@ -170,9 +170,8 @@ def discordant_needed(fixed: int, made: int, limit: int = 1_000_000) -> int | No
 def paired_sentence(fixed: int, made: int, queries: int) -> str:
     """The paired test on false-trigger status in words, and, when it cannot tell, how many queries would."""
     p_value = mcnemar_exact(fixed, made)
-    shown = "< 0.001" if p_value < 0.001 else f"= {p_value:.3f}"
     opening = (f"Paired, on these {queries} queries: the edit fixes {fixed} false trigger{'s' * (fixed != 1)} of the "
-               f"original and makes {made}, exact McNemar p {shown}")
+               f"original and makes {made}, exact McNemar p {format_p(p_value)}")
     if p_value < SIGNIFICANCE:
         better = "the edit" if fixed > made else "the original"
         return f"{opening}: {better} makes fewer false triggers, a finding by the rule used here (p < {SIGNIFICANCE})."

@@ -21,7 +21,7 @@ what their own run found.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from course_utils.stats import Rate, wilson_at
 
@@ -40,20 +40,34 @@ LARGEST_N = 10**9
 
 
 @dataclass(frozen=True)
-class CountClaim:
-    """A claim about this set, decided by the count `k` of `n` exactly.
-
-    `holds_when` is one of QUANTIFIERS ("all", "none", "some", "not all", "most"): the claim holds when that many
-    of the `n` items (`of`, e.g. "must-trigger queries") do what `did` says (e.g. "have the expected skill
-    nearest"). `holds` and `fails` are the plain sentence's two clauses."""
+class SourceClaim:
+    """What both kinds of claim share: the source's words (`quote`, from `source`), and how the sentences word the
+    count — `of` what items (e.g. "must-trigger queries"), which `did` what (e.g. "have the expected skill
+    nearest"); `holds` and `fails` are the plain sentence's two clauses."""
 
     quote: str
     source: str
+    of: str = field(default="queries", kw_only=True)
+    did: str = field(default="count", kw_only=True)
+    holds: str = field(default="the claim holds", kw_only=True)
+    fails: str = field(default="the claim does not hold", kw_only=True)
+
+    def verdict(self, rate: Rate) -> str:
+        raise NotImplementedError
+
+    def verdicts_at(self, n: int) -> set[str]:
+        """The verdicts some count of n items gives."""
+        return {self.verdict(Rate.of(k, n)) for k in range(n + 1)}
+
+
+@dataclass(frozen=True)
+class CountClaim(SourceClaim):
+    """A claim about this set, decided by the count `k` of `n` exactly: `holds_when` is one of QUANTIFIERS ("all",
+    "none", "some", "not all", "most"), and the claim holds when that many of the `n` items do what `did` says."""
+
     holds_when: str
-    of: str = "queries"
-    did: str = "count"
-    holds: str = "the claim holds on this set"
-    fails: str = "the claim does not hold on this set"
+    holds: str = field(default="the claim holds on this set", kw_only=True)
+    fails: str = field(default="the claim does not hold on this set", kw_only=True)
 
     kind = "count"
 
@@ -64,10 +78,6 @@ class CountClaim:
     def verdict(self, rate: Rate) -> str:
         """AGREES or DISAGREES: the count alone decides."""
         return AGREES if QUANTIFIERS[self.holds_when][0](rate.successes, rate.n) else DISAGREES
-
-    def verdicts_at(self, n: int) -> set[str]:
-        """The verdicts some count of n items gives."""
-        return {self.verdict(Rate.of(k, n)) for k in range(n + 1)}
 
     def bound_text(self, n: int) -> str:
         return QUANTIFIERS[self.holds_when][1].format(n=n, of=self.of)
@@ -87,20 +97,14 @@ class CountClaim:
 
 
 @dataclass(frozen=True)
-class RateClaim:
+class RateClaim(SourceClaim):
     """A claim about a rate, decided by its Wilson interval against a bound strictly between 0 and 1: the rate is
-    claimed to be above `above`, or below `below`. `of`, `did`, `holds` and `fails` word the sentences as for a
-    `CountClaim`. A bound of 0 or 1 ("sometimes", "never") is refused: no interval can contradict it; make such a
-    claim a `CountClaim` about the run, or give a bound the lesson's sample can reach both ways."""
+    claimed to be above `above`, or below `below`. A bound of 0 or 1 ("sometimes", "never") is refused: no
+    interval can contradict it; make such a claim a `CountClaim` about the run, or give a bound the lesson's sample
+    can reach both ways."""
 
-    quote: str
-    source: str
     above: float | None = None
     below: float | None = None
-    of: str = "queries"
-    did: str = "count"
-    holds: str = "the claim holds"
-    fails: str = "the claim does not hold"
 
     kind = "rate"
 
@@ -123,10 +127,6 @@ class RateClaim:
     def verdict(self, rate: Rate) -> str:
         """AGREES, DISAGREES, or TOO_FEW when the interval reaches both sides of the bound (or n is 0)."""
         return TOO_FEW if rate.n == 0 else self._side(rate.low, rate.high)
-
-    def verdicts_at(self, n: int) -> set[str]:
-        """The verdicts some count of n items gives."""
-        return {self.verdict(Rate.of(k, n)) for k in range(n + 1)}
 
     def smallest_deciding_n(self, limit: int = 100_000) -> int | None:
         """The fewest items on which both AGREES and DISAGREES can come out."""
@@ -185,10 +185,6 @@ class RateClaim:
         if clause is None:
             return f"On {model}, this run sits on the bound: {counts}."
         return f"On {model}, {clause} in this run, too few {self.of} to say it of the model: {counts}."
-
-
-Claim = RateClaim
-"""The name lessons used before claims had two kinds: a claim about a rate."""
 
 
 def rate_finding(what: str, rate: Rate, model: str, unit: str = "runs") -> str:

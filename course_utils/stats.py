@@ -82,3 +82,8 @@ def mcnemar_exact(b: int, c: int) -> float:
     n = b + c
     tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
     return min(1.0, 2 * tail / 2**n)
+
+
+def format_p(p_value: float) -> str:
+    """A p-value as the reports write it after "p": `< 0.001`, else `= 0.062`."""
+    return "< 0.001" if p_value < 0.001 else f"= {p_value:.3f}"

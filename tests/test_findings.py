@@ -10,8 +10,7 @@ import pytest
 
 from course_utils import claims
 from course_utils.bakery_eval import MEASURED_DIR, load_requests, read_record
-from course_utils.findings import (AGREES, DISAGREES, TOO_FEW, Claim, CountClaim, RateClaim, claim_finding,
-                                   rate_finding)
+from course_utils.findings import AGREES, DISAGREES, TOO_FEW, CountClaim, RateClaim, claim_finding, rate_finding
 from course_utils.paths import DATA_DIR, NOTEBOOKS_DIR
 from course_utils.queries import load_queries
 from course_utils.stats import Rate, wilson_at
@@ -87,12 +86,12 @@ def test_a_rate_claim_is_decided_by_where_the_interval_lies(rate, verdict):
 
 
 def test_an_upper_bound_claim_is_judged_the_other_way():
-    rare = Claim("rarely wrong", "s", below=0.2)  # Claim is the rate claim, as lessons used to write it
+    rare = RateClaim("rarely wrong", "s", below=0.2)
     assert rare.verdict(Rate.of(1, 100)) == AGREES
     assert rare.verdict(Rate.of(60, 100)) == DISAGREES
     assert rare.verdict(Rate.of(2, 10)) == TOO_FEW
     assert "below 20.0%" in claim_finding(rare, Rate.of(1, 100))
-    assert Claim("most", "s", above=0.5).verdict(Rate.of(10, 100)) == DISAGREES
+    assert RateClaim("most", "s", above=0.5).verdict(Rate.of(10, 100)) == DISAGREES
 
 
 @pytest.mark.parametrize("bounds", [{}, {"above": 0.1, "below": 0.9}, {"above": 0.0}, {"below": 1.0},

@@ -79,3 +79,9 @@ def test_the_interval_always_holds_the_rate_itself(n):
     for successes in {0, 1, n // 2, n - 1, n}:
         low, high = wilson_interval(successes, n)
         assert low <= successes / n <= high
+
+
+def test_a_p_value_is_written_to_three_places_or_as_below_a_thousandth():
+    from course_utils.stats import format_p
+
+    assert [format_p(p) for p in (0.0004, 0.001, 0.0213, 1.0)] == ["< 0.001", "= 0.001", "= 0.021", "= 1.000"]
