@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 from course_utils.faults import MAX_REASON, describe_error
 from course_utils.queries import LabelledQuery, verdict
 from course_utils.selection import Decision, Selector
-from course_utils.stats import SIGNIFICANCE, Rate, mcnemar_exact
+from course_utils.stats import SIGNIFICANCE, Rate, format_p, mcnemar_exact
 from course_utils.text import shorten
 
 
@@ -102,6 +102,17 @@ class Outcome:
             "top_k": [[skill, score] for skill, score in ranked] or None,
         }
 
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Outcome:
+        """An outcome read back from `record()`: each run's skill and error exactly; its tokens, seconds and
+        score are the record's means over the runs that answered (exact with one run)."""
+        query = LabelledQuery(record["query"], record["expected"], record["kind"], record["lang"])
+        decisions = tuple(
+            Decision(skill=skill, error=error, prompt_tokens=round(record["prompt_tokens"] or 0),
+                     seconds=record["seconds"] or 0.0, score=None if error else record["score"])
+            for skill, error in zip(record["runs"], record["errors"]))
+        return cls(query, decisions)
 
     def probabilities(self) -> dict[str, Any]:
         """The probabilities the runs carry (a value with one run, a list with several); none without any."""
@@ -327,10 +338,6 @@ def comparison_table(reports: Sequence[Report]) -> str:
     return "\n".join(lines)
 
 
-def _p(p_value: float) -> str:
-    return "< 0.001" if p_value < 0.001 else f"= {p_value:.3f}"
-
-
 @dataclass(frozen=True)
 class Comparison:
     """Two selectors on the same queries, query by query: who was right where, and the exact McNemar test.
@@ -354,7 +361,7 @@ class Comparison:
         p = 1.000 — no evidence of a difference on these 30 queries (…)`."""
         n = self.only_a_right + self.only_b_right
         counts = (f"{n} discordant quer{'y' if n == 1 else 'ies'} ({self.a} right on {self.only_a_right}, "
-                  f"{self.b} right on {self.only_b_right}): exact McNemar p {_p(self.p_value)}")
+                  f"{self.b} right on {self.only_b_right}): exact McNemar p {format_p(self.p_value)}")
         if self.p_value < SIGNIFICANCE:
             better = self.a if self.only_a_right > self.only_b_right else self.b
             return (f"{counts} — {better} was right more often: a finding by the rule used here "

@@ -301,3 +301,59 @@ def test_a_report_reads_back_from_its_dict():
         report = Report.from_dict(data)
         assert report.to_dict() == data, file.name
         assert report.queries == 90 and len(report.records) == 90
+
+
+def test_an_outcome_reads_back_from_its_record():
+    """`Outcome.from_record` inverts `Outcome.record`: runs, errors and the decision; one run's cost exactly."""
+    from course_utils.evaluation import Outcome
+
+    queries = [q("p1", "pdf"), q("n1", None), q("p2", "csv")]
+    answers = {"p1": Decision("pdf", 100, 0.5), "n1": Decision("pdf", 90, 0.25),
+               "p2": Decision(None, 0, 0.0, error="timeout")}
+    outcomes = run_selector(scripted(answers), queries, runs=1, progress=False)
+    back = [Outcome.from_record(o.record()) for o in outcomes]
+    assert [b.record() for b in back] == [o.record() for o in outcomes]
+    assert [b.verdict for b in back] == ["correct", "false trigger", "error"]
+    assert evaluate("s", back).to_dict() == evaluate("s", outcomes).to_dict()
+
+
+def test_lesson_06s_recorded_abstention_run_is_of_its_queries_and_adds_up():
+    """Lesson 06 reads the recommended technique's run on its 30 queries when the backend is the model that made
+    it: the record must hold those queries, in order, with their labels, and its counts must follow from its
+    per-query records."""
+    import json
+
+    from course_utils.abstain import RECOMMENDED
+    from course_utils.evaluation import Outcome, Report
+    from course_utils.paths import DATA_DIR, SKILLS_DIR
+    from course_utils.queries import load_queries
+    from course_utils.skills import SkillLoader
+
+    record = json.loads((DATA_DIR / "measured" / "abstention_lesson" / f"{RECOMMENDED}.json").read_text("utf-8"))
+    assert record["queries"] == ["data/trigger_eval.yaml"]
+    queries = load_queries(DATA_DIR / "trigger_eval.yaml", SkillLoader.from_root(SKILLS_DIR / "workplace").names)
+    outcomes = [Outcome.from_record(r) for r in record["report"]["records"]]
+    assert [o.query for o in outcomes] == queries
+    recomputed = evaluate(record["report"]["selector"], outcomes).to_dict()
+    assert {k: v for k, v in recomputed.items() if k != "seconds_per_decision"} == {
+        k: v for k, v in Report.from_dict(record["report"]).to_dict().items() if k != "seconds_per_decision"}
+
+
+@pytest.mark.model
+def test_lesson_06s_recorded_abstention_run_is_what_the_local_model_decides_today(local_client):
+    """The record stands in for 30 live decisions only while the code and the model would repeat it: three of its
+    queries (one of each kind), asked again, get the recorded decisions and prompt sizes."""
+    import json
+
+    from course_utils.abstain import RECOMMENDED, recommended
+    from course_utils.backend.client import backend_of
+    from course_utils.paths import DATA_DIR, SKILLS_DIR
+    from course_utils.skills import SkillLoader
+
+    record = json.loads((DATA_DIR / "measured" / "abstention_lesson" / f"{RECOMMENDED}.json").read_text("utf-8"))
+    assert record["generation_model"] == backend_of(local_client).generation_label()
+    workplace = SkillLoader.from_root(SKILLS_DIR / "workplace")
+    rows = {r["kind"]: r for r in record["report"]["records"]}  # the last query of each kind
+    for row in rows.values():
+        decision = recommended(local_client, workplace, row["query"])
+        assert (decision.skill, decision.prompt_tokens) == (row["runs"][0], row["prompt_tokens"]), row["query"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import io
+import math
 import re
 import tokenize
 from pathlib import Path
@@ -48,6 +49,9 @@ PACKAGE_HISTORY = {  # on top of HISTORY, in the package's docstrings and commen
 DATA_DATES = {"course_utils/bakery.py"}
 """Modules whose dates are data: the bakery's synthetic calendar and its examples."""
 PACKAGE = REPO_ROOT / "course_utils"
+READING_WORDS, READING_CODE, RUNNING = 150, 12, 3
+"""A careful learner's pace (see `learner_minutes`): words of prose a minute, lines of code a minute, and the minutes
+a lesson's run and its outputs take to watch."""
 MEASURING = {"04", "06", "07", "08", "09", "10", "11", "12", "13"}
 """The lessons that measure something and so end their measurement with a "What we found" section."""
 
@@ -109,6 +113,40 @@ def test_a_lesson_opens_with_its_idea_its_time_and_what_you_will_do(path):
     opening = nbformat.read(path, as_version=4).cells[0].source
     for mark in ("**The idea:**", "**Time:**", "**You will**"):
         assert mark in opening, f"{path.name}: the first cell says {mark} …"
+
+
+def learner_minutes(cells: list) -> int:
+    """A careful learner's time to read and run a lesson: its prose at READING_WORDS a minute, its code at
+    READING_CODE lines a minute, plus RUNNING minutes to run the cells and look at what they print, rounded up to
+    5 minutes. Exercises are stated on top of it."""
+    code = sum(1 for c in cells if c.cell_type == "code" for line in c.source.splitlines() if line.strip())
+    minutes = prose_words(cells) / READING_WORDS + code / READING_CODE + RUNNING
+    return 5 * math.ceil(minutes / 5)
+
+
+def stated_minutes(opening: str) -> int:
+    """The minutes of the lesson's `**Time:** N minutes to read and run` line."""
+    found = re.search(r"\*\*Time:\*\* (\d+) minutes to read and run\b", opening)
+    assert found, f"the first cell says **Time:** N minutes to read and run: {opening[:300]!r}"
+    return int(found.group(1))
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_a_lesson_states_a_careful_learners_time(path):
+    cells = nbformat.read(path, as_version=4).cells
+    stated, estimate = stated_minutes(cells[0].source), learner_minutes(cells)
+    assert abs(stated - estimate) <= 5, (f"{path.name} says {stated} minutes to read and run; its {prose_words(cells)} "
+                                         f"words and its code read at the course's pace take about {estimate}")
+
+
+def test_the_readme_gives_each_lesson_its_stated_time():
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    for path in LESSONS:
+        row = re.search(rf"^\| `{path.stem}` \|.*\| (\d+) min[^|]*\|[^|]*\|$", readme, re.M)
+        assert row, f"README's course map has no row for {path.stem} ending with its learner's time"
+        assert int(row.group(1)) == stated_minutes(nbformat.read(path, as_version=4).cells[0].source), path.stem
+    total = sum(stated_minutes(nbformat.read(path, as_version=4).cells[0].source) for path in LESSONS)
+    assert f"about {round(total / 60)} hours for the course" in readme, f"the lessons add up to {total} minutes"
 
 
 @pytest.mark.parametrize("path", [p for p in LESSONS if p.name[:2] in MEASURING], ids=lambda p: p.stem)

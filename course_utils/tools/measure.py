@@ -3,6 +3,8 @@
     python -m course_utils measure bakery dev --label my-change
     python -m course_utils measure bakery test --modes all,on-demand,filesystem --samples 2 --label fresh
     python -m course_utils measure abstention model none-option reason-then-none gate examples agreement-3
+    python -m course_utils measure abstention none-option --queries data/trigger_eval.yaml \\
+        --out data/measured/abstention_lesson
     python -m course_utils measure native-format
     python -m course_utils measure description-fix dev
     python -m course_utils measure description-fix held-out
@@ -21,7 +23,9 @@ requests exists, and the look goes in docs/lab/test-sets.md.
 data/dev/ (45 English + 45 French queries, the workplace catalog) and writes one Report per technique
 (`Report.to_dict()`, every query's record included) to data/measured/abstention_dev/<technique>.json, with the
 backend and the date. Lesson 06 reads these files; `RECOMMENDED` in course_utils/abstain.py was chosen from them
-by the rule written in its docstring. The test sets are never used here.
+by the rule written in its docstring. The test sets are never used here. `--queries FILE …` runs other files:
+lesson 06 reads the recommended technique's run on its own 30 queries from data/measured/abstention_lesson/, written by
+`measure abstention none-option --queries data/trigger_eval.yaml --out data/measured/abstention_lesson`.
 
 `native-format` asks whether the local model would open a call with its own trained `<tool_call>` tag. Qwen2.5's
 chat template shows tools in a `# Tools … <tools>…</tools>` block and asks for each call inside
@@ -61,6 +65,7 @@ from course_utils.paths import DATA_DIR, REPO_ROOT, SKILLS_DIR
 
 BAKERY_DIR = MEASURED_DIR
 ABSTENTION_DIR = DATA_DIR / "measured" / "abstention_dev"
+ABSTENTION_LESSON_DIR = DATA_DIR / "measured" / "abstention_lesson"
 NATIVE_FORMAT_DIR = DATA_DIR / "measured"
 NATIVE_FORMAT_FILE = "native_format_dev.json"
 DEV_QUERY_FILES = ("trigger_dev.yaml", "trigger_dev_fr.yaml")
@@ -176,8 +181,8 @@ def abstention(args: argparse.Namespace) -> int:
     client = _client(args, args.backend)
     backend = backend_of(client)
     workplace = SkillLoader.from_root(SKILLS_DIR / "workplace")
-    queries = [q for name in DEV_QUERY_FILES
-               for q in _load(DATA_DIR / "dev" / name, workplace.names)[:args.limit]]
+    files = args.queries or [DATA_DIR / "dev" / name for name in DEV_QUERY_FILES]
+    queries = [q for file in files for q in _load(file, workplace.names)[:args.limit]]
     out.mkdir(parents=True, exist_ok=True)
     reports = []
     for name in names:
@@ -187,7 +192,7 @@ def abstention(args: argparse.Namespace) -> int:
         reports.append(report)
         payload = {"recorded": datetime.date.today().isoformat(), "backend": backend.name,
                    "generation_model": backend.generation_label(), "decoding": "the selector's own (greedy locally)",
-                   "queries": [f"data/dev/{file}" for file in DEV_QUERY_FILES], "report": report.to_dict()}
+                   "queries": [_shown(Path(file).resolve()) for file in files], "report": report.to_dict()}
         (out / f"{name}.json").write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
     print(comparison_table(reports))
     print(f"wrote {len(reports)} report(s) to {_shown(out)}")
@@ -387,8 +392,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                    "(lesson 06)")
     command.add_argument("techniques", nargs="*", metavar="TECHNIQUE",
                          help="model and the techniques of course_utils.abstain (default: all of them)")
+    command.add_argument("--queries", type=Path, nargs="+", metavar="FILE",
+                         help="the query files (default the development files data/dev/"
+                              + " and data/dev/".join(DEV_QUERY_FILES) + "); lesson 06 reads the recommended "
+                              "technique's record on data/trigger_eval.yaml, written with --out "
+                              + _shown(ABSTENTION_LESSON_DIR))
     _where_and_how_many(command, f"where the reports go (default {_shown(ABSTENTION_DIR)})",
-                        "only the first N queries of each development file", backend=True)
+                        "only the first N queries of each file", backend=True)
     command.set_defaults(func=_refusing(abstention))
 
     command = actions.add_parser("native-format", help="is the local model's own <tool_call> tag among its top "
