@@ -6,8 +6,9 @@ import math
 import pytest
 from google.genai import types
 
+from course_utils.backend.content import logprobs_result
 from course_utils.backend.declarations import InvalidRequest
-from course_utils.backend.local.app import _generation_options, logprobs_result
+from course_utils.backend.local.app import generation_options
 from course_utils.confidence import DECISION_POINT_TOKENS, TOP_CANDIDATES, decline_probability, roc_auc
 
 
@@ -62,11 +63,11 @@ def test_the_local_backend_serves_gemini_shaped_logprobs():
 
 
 def test_logprobs_options_are_checked_like_gemini():
-    assert _generation_options({})["top_logprobs"] is None
-    assert _generation_options({"generationConfig": {"responseLogprobs": True}})["top_logprobs"] == 0
-    assert _generation_options({"generationConfig": {"responseLogprobs": True, "logprobs": 20}})["top_logprobs"] == 20
+    assert generation_options({})["top_logprobs"] is None
+    assert generation_options({"generationConfig": {"responseLogprobs": True}})["top_logprobs"] == 0
+    assert generation_options({"generationConfig": {"responseLogprobs": True, "logprobs": 20}})["top_logprobs"] == 20
     with pytest.raises(InvalidRequest, match="from 0 to 20"):
-        _generation_options({"generationConfig": {"responseLogprobs": True, "logprobs": 21}})
+        generation_options({"generationConfig": {"responseLogprobs": True, "logprobs": 21}})
 
 
 @pytest.mark.model

@@ -22,6 +22,8 @@ from course_utils.backend.client import (
     backend_of,
     make_client,
 )
+from course_utils.backend.declarations import gemini_schema_to_json_schema, parse_declaration
+from course_utils.backend.encoders.embed import strip_task_prefix
 from course_utils.backend.local.app import (
     LocalGeminiApp,
     answer_parts,
@@ -30,11 +32,9 @@ from course_utils.backend.local.app import (
     decision_schema,
     get_app,
 )
-from course_utils.backend.declarations import gemini_schema_to_json_schema, parse_declaration
-from course_utils.backend.local.embed import strip_task_prefix
 from course_utils.backend.local.llm import Completion, ContextOverflow, get_llm
 from course_utils.backend.local.model_file import model_choice
-from course_utils.backend.local.models import MODELS
+from course_utils.backend.provision.models import MODELS
 
 pytestmark = pytest.mark.usefixtures("no_network")
 
@@ -530,7 +530,7 @@ def test_top_p_and_top_k_reach_llama_cpp_only_when_a_request_sets_them() -> None
 
 def test_top_p_and_top_k_of_a_request_reach_the_model_and_bad_values_are_a_400() -> None:
     from course_utils.backend.declarations import InvalidRequest
-    from course_utils.backend.local.app import _generation_options
+    from course_utils.backend.local.app import generation_options
 
     seen = []
 
@@ -541,8 +541,8 @@ def test_top_p_and_top_k_of_a_request_reach_the_model_and_bad_values_are_a_400()
 
     _client_for(recorder).models.generate_content(
         model=MODEL, contents="x", config=types.GenerateContentConfig(temperature=0.7, top_p=0.5, top_k=3))
-    assert _generation_options(seen[0]) == {"temperature": 0.7, "max_tokens": None, "seed": None,
+    assert generation_options(seen[0]) == {"temperature": 0.7, "max_tokens": None, "seed": None,
                                             "top_logprobs": None, "top_p": 0.5, "top_k": 3}
     for bad in ({"topP": 0}, {"topP": 1.5}, {"topK": 0}, {"topK": 2.5}, {"topP": "high"}):
         with pytest.raises(InvalidRequest, match="topP|topK"):
-            _generation_options({"generationConfig": bad})
+            generation_options({"generationConfig": bad})

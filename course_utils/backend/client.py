@@ -65,7 +65,7 @@ class Backend:
             return f"{self.embedding_model} (OpenAI-compatible server at {self.server})"
         if self.name not in ("local", "openai"):
             return self.embedding_model
-        from course_utils.backend.local.embed import DISPLAY_NAMES
+        from course_utils.backend.encoders.embed import DISPLAY_NAMES
 
         return f"{DISPLAY_NAMES.get(model, self.embedding_model)} (local)"
 
@@ -130,7 +130,7 @@ def local_client(model_file: str | os.PathLike | None = None) -> genai.Client:
 
 def local_backend(model_file: str | os.PathLike, embedder: str | None = None) -> Backend:
     """The local models that answer for the Gemini names: the GGUF chat model, and USE (or E5)."""
-    from course_utils.backend.local.embed import DISPLAY_NAMES, USE_NAME
+    from course_utils.backend.encoders.embed import DISPLAY_NAMES, USE_NAME
     from course_utils.backend.local.model_file import display_name
 
     return Backend("local", display_name(model_file), DISPLAY_NAMES[embedder or USE_NAME], model_file=str(model_file))
@@ -140,7 +140,7 @@ def openai_client() -> genai.Client:
     """A real genai.Client whose generation goes to the OpenAI-compatible server of COURSE_OPENAI_BASE_URL
     (``backend.openai_compatible``), its embeddings to the local encoders or, with COURSE_OPENAI_EMBEDDING_MODEL, to
     that model on the server."""
-    from course_utils.backend.local.embed import DISPLAY_NAMES, USE_NAME
+    from course_utils.backend.encoders.embed import DISPLAY_NAMES, USE_NAME
     from course_utils.backend.openai_compatible import get_app
 
     app = get_app()
