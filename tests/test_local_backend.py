@@ -18,7 +18,6 @@ from chat_models import SENTINEL, qwen_model, render_qwen
 
 from course_utils.backend.client import (
     LOCAL_BASE_URL,
-    backend_name,
     backend_of,
     make_client,
 )
@@ -424,7 +423,7 @@ def test_make_client_picks_gemini_when_a_key_is_set(monkeypatch: pytest.MonkeyPa
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", "test-key")
     client = make_client()
-    assert backend_name(client) == "gemini"
+    assert backend_of(client).name == "gemini"
     assert backend_of(client).key_variable == "GEMINI_API_KEY"
     retry = backend_of(client).http_options.retry_options
     assert retry.attempts == 5 and 429 in retry.http_status_codes
@@ -436,7 +435,7 @@ def test_make_client_is_local_without_a_key(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
     client = make_client()
-    assert backend_name(client) == "local"
+    assert backend_of(client).name == "local"
     assert backend_of(client).http_options.base_url == LOCAL_BASE_URL and backend_of(client).key_variable is None
     assert "Set GEMINI_API_KEY to use Gemini" in capsys.readouterr().out
 
