@@ -22,15 +22,8 @@ from typing import Any
 from google import genai
 from google.genai import types
 
-from course_utils.backend.client import GENERATION_MODEL, backend_name
-from course_utils.selection import (
-    ACTIVATE,
-    LOCAL_DECISION_TOKENS,
-    SERVER_DECISION_TOKENS,
-    Decision,
-    pick_by_model,
-    read_activation,
-)
+from course_utils.backend.client import GENERATION_MODEL, backend_of
+from course_utils.selection import ACTIVATE, Decision, pick_by_model, read_activation
 from course_utils.skills import SkillLoader
 
 NONE = "none"
@@ -69,11 +62,9 @@ EXAMPLES = """How to decide, shown on skills that are not in this catalog:
 - Request "What is the capital of Peru?" -> no skill: no skill is about general knowledge; answer it yourself."""
 
 
-def _output_cap(client: genai.Client, tokens: int | None) -> int | None:
-    """The local backend's answer cap, or an OpenAI-compatible server's (Gemini is left uncapped: its thinking
-    counts against it)."""
-    backend = backend_name(client)
-    return tokens if backend == "local" else SERVER_DECISION_TOKENS if backend == "openai" else None
+def _output_cap(client: genai.Client, extra: int = 0) -> int | None:
+    """The backend's decision cap, `extra` tokens longer (Gemini is left uncapped: its thinking counts against it)."""
+    return backend_of(client).facts.decision_cap(extra)
 
 
 def _forced(function: str) -> types.ToolConfig:
@@ -123,7 +114,7 @@ def pick_with_none_option(client: genai.Client, loader: SkillLoader, query: str,
                                                       function=ACTIVATE, none=NONE),
         tools=[types.Tool(function_declarations=[_name_choice(loader, reason)])], tool_config=_forced(ACTIVATE),
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
-        max_output_tokens=_output_cap(client, LOCAL_DECISION_TOKENS + (REASON_CHARS // 2 if reason else 0)),
+        max_output_tokens=_output_cap(client, REASON_CHARS // 2 if reason else 0),
         temperature=temperature)
     start = time.perf_counter()
     response = client.models.generate_content(model=model, contents=query, config=config)
@@ -142,7 +133,7 @@ def pick_with_gate(client: genai.Client, loader: SkillLoader, query: str, model:
         system_instruction=GATE_INSTRUCTION.format(preamble="You are a helpful assistant.", catalog=loader.catalog()),
         tools=[types.Tool(function_declarations=[answer])], tool_config=_forced("answer"),
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
-        max_output_tokens=_output_cap(client, LOCAL_DECISION_TOKENS), temperature=temperature)
+        max_output_tokens=_output_cap(client), temperature=temperature)
     start = time.perf_counter()
     response = client.models.generate_content(model=model, contents=query, config=gate)
     tokens = _usage(response)
@@ -154,7 +145,7 @@ def pick_with_gate(client: genai.Client, loader: SkillLoader, query: str, model:
     choose = types.GenerateContentConfig(
         system_instruction=loader.system_instruction(function=ACTIVATE), tools=[loader.tool(ACTIVATE)],
         tool_config=_forced(ACTIVATE), automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
-        max_output_tokens=_output_cap(client, LOCAL_DECISION_TOKENS), temperature=temperature)
+        max_output_tokens=_output_cap(client), temperature=temperature)
     response = client.models.generate_content(model=model, contents=query, config=choose)
     skill, error = read_activation(response, loader)
     return Decision(skill, tokens + _usage(response), time.perf_counter() - start, error=error, raw=response)

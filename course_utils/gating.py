@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from google import genai
 
+from course_utils.backend.client import backend_of
 from course_utils.confidence import TOP_CANDIDATES, decline_probability
 from course_utils.evaluation import Outcome
 from course_utils.selection import Decision, Selector, SimilaritySelector, pick_hybrid
@@ -190,7 +191,8 @@ def confident_hybrid(client: genai.Client, loader: SkillLoader, similarity: Simi
     def select(query: str) -> Decision:
         decision = pick_hybrid(client, loader, similarity, query, k=k, temperature=temperature,
                                logprobs=TOP_CANDIDATES)
-        probability = decline_probability(decision.raw) if decision.raw is not None else None
+        point = backend_of(client).facts.decision_point
+        probability = decline_probability(decision.raw, point) if decision.raw is not None and point else None
         return dataclasses.replace(decision, decline_probability=probability)
 
     return select

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from google import genai
 
-from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_name, embedding_backend, backend_of
+from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_of, embedding_backend
 from course_utils.cache import cache_dir, locked
 from course_utils.faults import EmbeddingError
 from course_utils.selection import (
@@ -356,7 +356,7 @@ class IndexedSelector(SimilaritySelector):
                  folder: Path | None = None):
         backend = embedding_backend(client)
         self.client, self.model, self.k, self.cache = client, model, k, None
-        self.threshold = default_threshold(backend) if threshold is None else threshold
+        self.threshold = default_threshold(client) if threshold is None else threshold
         self.names = loader.names
         texts = [document_text(s) for s in loader.skills.values()]
         compute = lambda missing: embed_texts(client, missing, model)  # noqa: E731
@@ -381,18 +381,12 @@ class IndexedSelector(SimilaritySelector):
 
 
 def context_window(client: genai.Client, model: str = GENERATION_MODEL) -> int:
-    """The context window, in tokens, of the model that answers `model` on this client: the local llama.cpp
-    server's context (the model file's, at most `backend.local.model_file.CONTEXT_TOKENS`), the one an
-    OpenAI-compatible server is said to have (`openai_compatible.context_tokens`), or the input token limit Gemini
-    reports for it."""
-    if backend_name(client) == "local":
-        from course_utils.backend.local.model_file import load_model
-
-        return load_model(backend_of(client).model_file).context
-    if backend_name(client) == "openai":
-        from course_utils.backend.openai_compatible import context_tokens
-
-        return context_tokens()
+    """The context window, in tokens, of the model that answers `model` on this client: the one its backend knows
+    (`Backend.context_window`: the local llama.cpp server's context, the one an OpenAI-compatible server is said to
+    have), else the input token limit the model's API reports for it (Gemini)."""
+    window = backend_of(client).context_window()
+    if window is not None:
+        return window
     limit = client.models.get(model=model).input_token_limit
     if not limit:
         raise ValueError(f"{model} reports no input token limit: pass the context window yourself")

@@ -28,10 +28,15 @@ from google.genai import types
 
 from course_utils.backend.client import LOCAL_BASE_URL, Backend
 from course_utils.backend.declarations import InvalidRequest, function_calling, parse_declarations
+from course_utils.backend.facts import Facts
 from course_utils.selection import document_text, query_text
 from course_utils.skills import Skill
 
-SCRIPTED = Backend("scripted", "scripted stand-in model", "scripted stand-in encoder")
+SCRIPTED_FACTS = Facts(decision_tokens=None, threshold=0.5, greedy=True, greedy_temperature=None, runs=1,
+                       logprobs=False, decision_point=None)
+"""The stand-in's facts: its script decides (the same answer every run), its cosines are a script's, cut at 0.5
+(the exercise checker uses it), and its answers carry no log-probabilities."""
+SCRIPTED = Backend("scripted", "scripted stand-in model", "scripted stand-in encoder", SCRIPTED_FACTS)
 DECLINE_TEXT = "None of the skills I was offered fits this request, so I will answer it myself."
 _ROUTE = re.compile(r"/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
 

@@ -21,36 +21,23 @@ import numpy as np
 from google import genai
 from google.genai import types
 
-from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_name, embedding_backend
+from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_of, embedding_backend
 from course_utils.cache import EmbeddingCache
 from course_utils.faults import EmbeddingError, check_vectors
 from course_utils.skills import DECLINE, LOAD_RULE, Skill, SkillLoader, load_declaration
 from course_utils.tokens import estimate_tokens
 
 ACTIVATE = "activate_skill"
-LOCAL_DECISION_TOKENS = 32
-"""Output cap of a local decision. A call to activate_skill is 15 to 21 tokens on the course's catalogs (the
-end token included; 21 the longest of the 10,014 names of lesson 10), 24 for a 64-character name, the longest the
-Agent Skills rules allow. A text answer is "no skill" from its first token: the cap cuts it, since each decoded
-token is one forward pass of the model."""
-SERVER_DECISION_TOKENS = 256
-"""Output cap of a decision on an OpenAI-compatible server, whose model writes a call in its own format (Qwen's
-`<tool_call>` tags around the JSON take about 30 tokens): room for that, and a stop for a model that talks on."""
-DECISION_TOKENS = {"local": LOCAL_DECISION_TOKENS, "openai": SERVER_DECISION_TOKENS}
-DEFAULT_THRESHOLDS = {"local": 0.16, "gemini": 0.6, "scripted": 0.5}
-"""Default cosine thresholds per backend (each embedding model has its own score scale).
-local: fitted on the development sets (data/dev/, EN + FR pooled, 90 queries) with
-`thresholds.best_threshold` on multilingual USE v3 scores (the fit's figures: docs/lab/docstring-history.md).
-gemini: a placeholder, fitted on no data: fit one on data/dev/ with a key before trusting it.
-scripted: the stand-in of `course_utils.scripted`, whose cosines a script writes: 0.5 (the exercise checker uses it)."""
 
 
-def default_threshold(backend: str) -> float:
-    """The default cosine threshold of `backend`'s embedding model; ValueError when none was fitted for it."""
-    if backend not in DEFAULT_THRESHOLDS:
-        raise ValueError(f"No threshold is fitted for the embedding model of {backend!r} (each model has its own "
+def default_threshold(client: genai.Client) -> float:
+    """The default cosine threshold of the encoder that embeds for `client` (its backend's facts, each encoder with
+    its own score scale: `backend.facts`); ValueError when none was fitted for it."""
+    backend = backend_of(client)
+    if backend.facts.threshold is None:
+        raise ValueError(f"No threshold is fitted for {backend.embedding_label()} (each embedding model has its own "
                          "score scale): pass threshold=…, e.g. thresholds.best_threshold on a development set.")
-    return DEFAULT_THRESHOLDS[backend]
+    return backend.facts.threshold
 
 
 EMBED_BATCH = 100
@@ -84,9 +71,9 @@ def pick_by_model(client: genai.Client, loader: SkillLoader, query: str, model: 
     """One `generate_content` with the catalog and the activate tool; read only the first turn's call.
 
     Automatic function calling is off, so nothing is executed: the decision is the `activate_skill`
-    call the model makes (or not) on its first turn. On the local backend the answer is capped at
-    `LOCAL_DECISION_TOKENS` unless `max_output_tokens` says otherwise; Gemini is left uncapped
-    (its thinking tokens count against the cap). `temperature` None keeps the backend's default:
+    call the model makes (or not) on its first turn. The answer is capped at the backend's decision cap
+    (`backend.facts`: 32 tokens on the local backend) unless `max_output_tokens` says otherwise; Gemini is left
+    uncapped (its thinking tokens count against the cap). `temperature` None keeps the backend's default:
     greedy on the local backend (the same query always gets the same decision), Gemini's own default
     (it samples); give one to sample, and run the query several times to measure how stable it is.
     `preamble` opens the system instruction (`course_utils.abstain` puts worked examples there).
@@ -103,13 +90,12 @@ def first_turn(client: genai.Client, loader: SkillLoader, contents: Any, system_
                logprobs: int | None = None) -> Decision:
     """One `generate_content` with automatic function calling off; the Decision is its first turn's activation.
 
-    The request of `pick_by_model` and `pick_hybrid`, which differ only in where the catalog goes. The local
-    backend caps the answer at `LOCAL_DECISION_TOKENS` (an OpenAI-compatible server at `SERVER_DECISION_TOKENS`)
-    unless `max_output_tokens` says otherwise.
+    The request of `pick_by_model` and `pick_hybrid`, which differ only in where the catalog goes. The answer is
+    capped at the backend's decision cap (`Facts.decision_tokens`) unless `max_output_tokens` says otherwise.
     `read_activation` judges the answer against `loader`, the skills the model was offered.
     """
     if max_output_tokens is None:
-        max_output_tokens = DECISION_TOKENS.get(backend_name(client))
+        max_output_tokens = backend_of(client).facts.decision_tokens
     config = types.GenerateContentConfig(
         system_instruction=system_instruction,
         tools=[tool],
@@ -230,7 +216,7 @@ def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 class SimilaritySelector:
     """Pick the skill whose description is nearest the query (cosine), if it clears a threshold.
 
-    `threshold=None` takes the backend's default from `DEFAULT_THRESHOLDS`.
+    `threshold=None` takes the backend's default (`default_threshold`).
     Descriptions are embedded once, when the selector is built. With `cache=True` every vector
     (descriptions and queries) goes through the on-disk `EmbeddingCache`, so a rerun embeds nothing.
     """
@@ -239,7 +225,7 @@ class SimilaritySelector:
                  threshold: float | None = None, k: int = 3, cache: bool = True):
         backend = embedding_backend(client)
         self.client, self.model, self.k = client, model, k
-        self.threshold = default_threshold(backend) if threshold is None else threshold
+        self.threshold = default_threshold(client) if threshold is None else threshold
         self.names = loader.names
         self.cache = EmbeddingCache(backend, model) if cache else None
         self.matrix = self.embed([document_text(s) for s in loader.skills.values()])

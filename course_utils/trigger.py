@@ -20,7 +20,7 @@ SELECTORS = ("model", "model-abstain", "similarity", "hybrid", "gated")
 WITHOUT_DEV = SELECTORS[:-1]
 """The selectors that need no development queries: the gated hybrid's gate is fitted on them (`--dev`)."""
 SAMPLING_TEMPERATURE = 0.7
-"""The temperature of repeated runs on the local backend when no temperature is given: greedy
+"""The temperature of repeated runs on a greedy backend (the local one) when no temperature is given: greedy
 decoding gives the same decision every run, so repeating it would measure nothing."""
 
 
@@ -55,8 +55,8 @@ def build_selectors(client: Any, loader: SkillLoader, names: Sequence[str], *, k
                     temperature: float | None = None, gate: gating.Gate | None = None) -> SelectorSet:
     """The named selectors (`SELECTORS`) on `client` and `loader`.
 
-    Runs per query default to 3 on Gemini, which samples, and 1 elsewhere, where decoding is greedy; several
-    runs on a greedy backend sample at `SAMPLING_TEMPERATURE`.
+    Runs per query default to the backend's (`Facts.runs`: 3 on Gemini, which samples, 1 where decoding is
+    greedy); several runs on a greedy backend sample at `SAMPLING_TEMPERATURE`.
     Selectors are looked up on their modules at call time, so a test may replace one.
     `gated` needs `gate`, fitted on development queries (`who_picks.choose_on_dev`); with one greedy run per
     query the hybrid and the gated hybrid share each model call, as a harness running the gated hybrid makes one.
@@ -64,10 +64,11 @@ def build_selectors(client: Any, loader: SkillLoader, names: Sequence[str], *, k
     if "gated" in names and gate is None:
         raise ValueError("the gated hybrid needs its gate fitted on development queries: pass --dev FILE")
     backend = backend_of(client)
-    model_runs = runs or (3 if backend.name == "gemini" else 1)
-    if temperature is None and backend.name != "gemini":
-        temperature = SAMPLING_TEMPERATURE if model_runs > 1 else 0.0 if backend.name == "openai" else None
-    decoding = ("greedy" if temperature == 0 or (temperature is None and backend.name == "local")
+    facts = backend.facts
+    model_runs = runs or facts.runs
+    if temperature is None and facts.greedy:
+        temperature = SAMPLING_TEMPERATURE if model_runs > 1 else facts.greedy_temperature
+    decoding = ("greedy" if temperature == 0 or (temperature is None and facts.greedy)
                 else f"temperature {temperature}" if temperature is not None else "the model's default temperature")
     chosen = SelectorSet(backend.name, backend.generation_label(), backend.embedding_label(), model_runs, decoding, k=k,
                          gate=gate)

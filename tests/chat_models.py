@@ -9,7 +9,7 @@ from pathlib import Path
 
 from course_utils.backend.local.chat_template import ChatTemplate
 from course_utils.backend.local.model_file import LocalModel
-from course_utils.backend.local.models import DEFAULT_MODEL, MODELS, model_path
+from course_utils.backend.provision.models import DEFAULT_MODEL, MODELS, model_path
 
 QWEN_TEMPLATE = Path(__file__).parent / "fixtures" / "qwen2.5-coder-chat-template.jinja"
 QWEN_SPECIALS = ("<|endoftext|>", "<|im_end|>")

@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from course_utils.backend.local.model_file import model_choice
-from course_utils.backend.local.models import FETCH_COMMAND, MODELS, status
+from course_utils.backend.provision.models import FETCH_COMMAND, MODELS, status
 
 
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")

@@ -40,7 +40,7 @@ def fast_retries() -> types.HttpRetryOptions:
 
 
 def fault_client(handler: Handler, retries: bool = True) -> tuple[genai.Client, FaultTransport]:
-    """A genai.Client (seen as "gemini" by backend_name) served by `handler`, with or without retries."""
+    """A genai.Client (seen as "gemini" by backend_of) served by `handler`, with or without retries."""
     transport = FaultTransport(handler)
     client = genai.Client(api_key="test-key", http_options=types.HttpOptions(
         base_url=BASE_URL, api_version="v1beta", retry_options=fast_retries() if retries else None,

@@ -31,8 +31,8 @@ from course_utils.evaluation import Outcome
 from course_utils.exercises import CHECK_QUERIES
 from course_utils.paths import DATA_DIR, SKILLS_DIR
 from course_utils.queries import load_queries
-from course_utils.scripted import ScriptedBackend
-from course_utils.selection import DEFAULT_THRESHOLDS, Decision
+from course_utils.scripted import SCRIPTED_FACTS, ScriptedBackend
+from course_utils.selection import Decision
 from course_utils.skills import SkillLoader
 
 WORKPLACE = SkillLoader.from_root(SKILLS_DIR / "workplace")
@@ -44,7 +44,7 @@ DECAY = 0.2
 """The i-th nearest skill of a plan (from 0) scores top × (1 − DECAY × i)."""
 REST = 0.02
 """The cosine of every skill a plan does not name."""
-THRESHOLD = DEFAULT_THRESHOLDS["scripted"]
+THRESHOLD = SCRIPTED_FACTS.threshold
 K = 3
 """The k the lesson grades the hybrid with."""
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 
 import course_utils.backend.client
-import course_utils.backend.local.embed
+import course_utils.backend.encoders.embed
 import course_utils.backend.local.llm
 import course_utils.scale as scale
 from course_utils.backend.local.prefixes import PREFIX_DIR_ENV
@@ -33,7 +33,8 @@ def test_bench_json_carries_topk_10000_ms_and_the_machine(monkeypatch, tmp_path)
     model_file.write_bytes(b"GGUF" + bytes(60))
     llm = SimpleNamespace(model=SimpleNamespace(path=model_file), context=4096)
     monkeypatch.setattr(course_utils.backend.local.llm, "get_llm", lambda name=None: llm)
-    monkeypatch.setattr(course_utils.backend.local.embed, "embed", lambda texts: np.ones((len(texts), 512), np.float32))
+    monkeypatch.setattr(course_utils.backend.encoders.embed, "embed",
+                        lambda texts: np.ones((len(texts), 512), np.float32))
     monkeypatch.setattr(course_utils.backend.client, "make_client", lambda *a, **kw: SimpleNamespace())
     monkeypatch.setattr(course_utils.backend.client, "backend_of",
                         lambda client: SimpleNamespace(generation_label=lambda: "stub"))

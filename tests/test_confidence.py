@@ -6,9 +6,11 @@ import math
 import pytest
 from google.genai import types
 
+from course_utils.backend.content import logprobs_result
 from course_utils.backend.declarations import InvalidRequest
-from course_utils.backend.local.app import _generation_options, logprobs_result
-from course_utils.confidence import DECISION_POINT_TOKENS, TOP_CANDIDATES, decline_probability, roc_auc
+from course_utils.backend.facts import GRAMMAR_DECISION_POINT
+from course_utils.backend.local.app import generation_options
+from course_utils.confidence import TOP_CANDIDATES, decline_probability, roc_auc
 
 
 def response(chosen: list[str], tops: list[dict[str, float]]) -> types.GenerateContentResponse:
@@ -62,11 +64,11 @@ def test_the_local_backend_serves_gemini_shaped_logprobs():
 
 
 def test_logprobs_options_are_checked_like_gemini():
-    assert _generation_options({})["top_logprobs"] is None
-    assert _generation_options({"generationConfig": {"responseLogprobs": True}})["top_logprobs"] == 0
-    assert _generation_options({"generationConfig": {"responseLogprobs": True, "logprobs": 20}})["top_logprobs"] == 20
+    assert generation_options({})["top_logprobs"] is None
+    assert generation_options({"generationConfig": {"responseLogprobs": True}})["top_logprobs"] == 0
+    assert generation_options({"generationConfig": {"responseLogprobs": True, "logprobs": 20}})["top_logprobs"] == 20
     with pytest.raises(InvalidRequest, match="from 0 to 20"):
-        _generation_options({"generationConfig": {"responseLogprobs": True, "logprobs": 21}})
+        generation_options({"generationConfig": {"responseLogprobs": True, "logprobs": 21}})
 
 
 @pytest.mark.model
@@ -87,7 +89,7 @@ def test_model_logprobs_leave_the_decision_unchanged_and_give_a_probability(loca
     assert (p < 0.5) == (plain.skill is not None)  # greedy follows the likelier branch
     assert read.raw.candidates[0].avg_logprobs <= 0
     cut = pick_by_model(local_client, workplace, query, logprobs=TOP_CANDIDATES,
-                        max_output_tokens=DECISION_POINT_TOKENS)
+                        max_output_tokens=GRAMMAR_DECISION_POINT.tokens)
     whole = pick_by_model(local_client, workplace, query, logprobs=TOP_CANDIDATES)
     assert decline_probability(cut.raw) == decline_probability(whole.raw) is not None
-    assert cut.raw.usage_metadata.candidates_token_count == DECISION_POINT_TOKENS
+    assert cut.raw.usage_metadata.candidates_token_count == GRAMMAR_DECISION_POINT.tokens

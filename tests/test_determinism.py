@@ -7,7 +7,7 @@ checkpoints. With the model, they check the two requests the course makes of a q
 
 - its *decision* (lesson 06, `pick_by_model`): the whole greedy answer, an `activate_skill` call's name and
   arguments or a text, and its finish reason;
-- its *reading* (lesson 08, `confidence`): the first `DECISION_POINT_TOKENS` answer tokens, each with its
+- its *reading* (lesson 08, `confidence`): the answer tokens up to its decision point (`backend.facts`), each with its
   log-probability and its `TOP_CANDIDATES` most likely candidates with theirs.
 
 10 development queries (every ninth of data/dev: 5 English, 5 French; calls and a text answer) are asked in
@@ -50,7 +50,7 @@ def test_checkpoints_are_message_ends_only():
 
 
 def decide(client, loader, query: str) -> dict[str, Any]:
-    """A query's decision as `pick_by_model` makes it (greedy, `LOCAL_DECISION_TOKENS`): the whole answer."""
+    """A query's decision as `pick_by_model` makes it (greedy, capped as `backend.facts` says): the whole answer."""
     from course_utils.selection import pick_by_model
 
     candidate = pick_by_model(client, loader, query).raw.candidates[0]
@@ -62,10 +62,12 @@ def decide(client, loader, query: str) -> dict[str, Any]:
 def read(client, loader, query: str) -> dict[str, Any]:
     """A query's reading as `confidence.decline_probabilities` asks it: the first answer tokens, each with its
     log-probability and its top candidates with theirs (token, token id, log-probability)."""
-    from course_utils.confidence import DECISION_POINT_TOKENS, TOP_CANDIDATES
+    from course_utils.backend.facts import GRAMMAR_DECISION_POINT
+    from course_utils.confidence import TOP_CANDIDATES
     from course_utils.selection import pick_by_model
 
-    decision = pick_by_model(client, loader, query, max_output_tokens=DECISION_POINT_TOKENS, logprobs=TOP_CANDIDATES)
+    decision = pick_by_model(client, loader, query, max_output_tokens=GRAMMAR_DECISION_POINT.tokens,
+                             logprobs=TOP_CANDIDATES)
     return decision.raw.candidates[0].logprobs_result.model_dump(mode="json", exclude_none=True)
 
 

@@ -48,8 +48,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_utils.backend.facts import LOCAL_DECISION_TOKENS
 from course_utils.paths import NOTEBOOKS_DIR, REPO_ROOT, SKILLS_DIR
-from course_utils.selection import LOCAL_DECISION_TOKENS
 
 LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 README = REPO_ROOT / "README.md"
@@ -171,7 +171,7 @@ DEFINITIONS = {  # pattern: why it is no measurement. Removed from a sentence be
     r"\b(?:60|40)\s?%": "lesson 08's train/test split fractions (thresholds.split)",
     r"(?:about |≈ ?)?10,000(?: to |–)20,000 tokens|≈ ?10,000 tokens|100–200 tokens|about 100 skills":
         "the decision rule's budget (scale.decision_rule)",
-    rf"\b{LOCAL_DECISION_TOKENS} tokens": "the local decision's output cap (selection.LOCAL_DECISION_TOKENS)",
+    rf"\b{LOCAL_DECISION_TOKENS} tokens": "the local decision's output cap (backend.facts.LOCAL_DECISION_TOKENS)",
     r"\b8,192 tokens": "the local model's context window (local.llm.CONTEXT_TOKENS)",
     r"\b\d+ of (?:the )?(?:30|45|90)\b(?= (?:queries|English|French))": "a query set's size and make-up",
     r"(?:section |lesson |§ ?|^#+ )\d+(?:\.\d+)+": "a section number",

@@ -18,10 +18,11 @@ from chat_models import SENTINEL, qwen_model, render_qwen
 
 from course_utils.backend.client import (
     LOCAL_BASE_URL,
-    backend_name,
     backend_of,
     make_client,
 )
+from course_utils.backend.declarations import gemini_schema_to_json_schema, parse_declaration
+from course_utils.backend.encoders.embed import strip_task_prefix
 from course_utils.backend.local.app import (
     LocalGeminiApp,
     answer_parts,
@@ -30,11 +31,9 @@ from course_utils.backend.local.app import (
     decision_schema,
     get_app,
 )
-from course_utils.backend.declarations import gemini_schema_to_json_schema, parse_declaration
-from course_utils.backend.local.embed import strip_task_prefix
 from course_utils.backend.local.llm import Completion, ContextOverflow, get_llm
 from course_utils.backend.local.model_file import model_choice
-from course_utils.backend.local.models import MODELS
+from course_utils.backend.provision.models import MODELS
 
 pytestmark = pytest.mark.usefixtures("no_network")
 
@@ -424,7 +423,7 @@ def test_make_client_picks_gemini_when_a_key_is_set(monkeypatch: pytest.MonkeyPa
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", "test-key")
     client = make_client()
-    assert backend_name(client) == "gemini"
+    assert backend_of(client).name == "gemini"
     assert backend_of(client).key_variable == "GEMINI_API_KEY"
     retry = backend_of(client).http_options.retry_options
     assert retry.attempts == 5 and 429 in retry.http_status_codes
@@ -436,7 +435,7 @@ def test_make_client_is_local_without_a_key(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
     client = make_client()
-    assert backend_name(client) == "local"
+    assert backend_of(client).name == "local"
     assert backend_of(client).http_options.base_url == LOCAL_BASE_URL and backend_of(client).key_variable is None
     assert "Set GEMINI_API_KEY to use Gemini" in capsys.readouterr().out
 
@@ -530,7 +529,7 @@ def test_top_p_and_top_k_reach_llama_cpp_only_when_a_request_sets_them() -> None
 
 def test_top_p_and_top_k_of_a_request_reach_the_model_and_bad_values_are_a_400() -> None:
     from course_utils.backend.declarations import InvalidRequest
-    from course_utils.backend.local.app import _generation_options
+    from course_utils.backend.local.app import generation_options
 
     seen = []
 
@@ -541,8 +540,8 @@ def test_top_p_and_top_k_of_a_request_reach_the_model_and_bad_values_are_a_400()
 
     _client_for(recorder).models.generate_content(
         model=MODEL, contents="x", config=types.GenerateContentConfig(temperature=0.7, top_p=0.5, top_k=3))
-    assert _generation_options(seen[0]) == {"temperature": 0.7, "max_tokens": None, "seed": None,
+    assert generation_options(seen[0]) == {"temperature": 0.7, "max_tokens": None, "seed": None,
                                             "top_logprobs": None, "top_p": 0.5, "top_k": 3}
     for bad in ({"topP": 0}, {"topP": 1.5}, {"topK": 0}, {"topK": 2.5}, {"topP": "high"}):
         with pytest.raises(InvalidRequest, match="topP|topK"):
-            _generation_options({"generationConfig": bad})
+            generation_options({"generationConfig": bad})

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from course_utils.backend.local import models
-from course_utils.backend.local.models import FetchError, ModelFileMissing, ModelSpec
+from course_utils.backend.provision import models
+from course_utils.backend.provision.models import FetchError, ModelFileMissing, ModelSpec
 from course_utils.tools.models import register
 
 CHUNKS = [b"GGUF" + bytes(range(256)) * 3, b"second chunk " * 50, b"tail"]

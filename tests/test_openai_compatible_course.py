@@ -132,7 +132,7 @@ def test_a_servers_own_tool_call_format_has_no_decline_probability(server, workp
     (["name"], {0: {"name": 0.9, "text": 0.1}}, None),  # no opening
 ])
 def test_the_decision_point_is_only_right_after_the_local_answers_opening(chosen, alternatives, expected):
-    from course_utils.backend.local.app import logprobs_result
+    from course_utils.backend.content import logprobs_result
 
     result = types.LogprobsResult.model_validate(logprobs_result(tokens(chosen, alternatives), 20))
     response = types.GenerateContentResponse(candidates=[types.Candidate(

@@ -14,7 +14,7 @@ import pytest
 
 from course_utils.backend.client import backend_of, make_client
 from course_utils.backend.local.llm import get_llm
-from course_utils.backend.local.models import MODELS, fetch_model
+from course_utils.backend.provision.models import MODELS, fetch_model
 from course_utils.paths import BUILD_DIR, NOTEBOOKS_DIR, SKILLS_DIR
 from course_utils.selection import pick_by_model
 from course_utils.skills import SkillLoader

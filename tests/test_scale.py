@@ -80,13 +80,14 @@ def test_the_budget_is_the_course_budget_or_half_the_window_when_that_is_less():
 
 
 def test_the_context_window_of_the_local_model_is_the_one_its_file_runs_with(monkeypatch):
+    from course_utils.backend.client import local_backend
     from course_utils.backend.local import model_file
 
     asked = []
     monkeypatch.setattr(model_file, "load_model", lambda choice: asked.append(choice) or SimpleNamespace(context=2048))
 
     class Local:
-        course_backend = SimpleNamespace(name="local", model_file="/models/tiny.gguf")
+        course_backend = local_backend("/models/tiny.gguf")
 
     assert context_window(Local()) == 2048 and asked == ["/models/tiny.gguf"]
 

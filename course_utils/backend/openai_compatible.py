@@ -18,10 +18,10 @@ the local one (``backend.wire``), so learner code does not change. Each ``genera
 | ``responseLogprobs``, ``logprobs`` | ``logprobs``, ``top_logprobs``: a clear error when the server returns none |
 
 ``countTokens`` has no OpenAI equivalent: the same chat request is sent with ``max_tokens: 1`` and its
-``usage.prompt_tokens`` is the count. Embeddings stay local (the local app's encoders). A server that is down, slow,
-refuses, or answers something other than JSON gets a Gemini-shaped error with a status of its own (UNREACHABLE,
-TIMEOUT, REFUSED, BAD_ANSWER, NO_LOGPROBS) and a message saying what to do; ``evaluation`` records it against the
-query and goes on.
+``usage.prompt_tokens`` is the count. Embeddings stay local (the course's encoders, ``backend.encoders``). A
+server that is down, slow, refuses, or answers something other than JSON gets a Gemini-shaped error with a status
+of its own (UNREACHABLE, TIMEOUT, REFUSED, BAD_ANSWER, NO_LOGPROBS) and a message saying what to do;
+``evaluation`` records it against the query and goes on.
 """
 
 from __future__ import annotations
@@ -30,12 +30,15 @@ import itertools
 import json
 import os
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
+from course_utils.backend.content import logprobs_result, response_text, text_of
 from course_utils.backend.declarations import Json, function_calling, parse_declarations
+from course_utils.backend.encoders.api import METHODS as EMBEDDING_METHODS
+from course_utils.backend.encoders.api import serve as serve_embedding
+from course_utils.backend.encoders.embed import truncate
 from course_utils.backend.wire import ApiError, InProcessApp
 
 BASE_URL_ENV = "COURSE_OPENAI_BASE_URL"
@@ -101,19 +104,11 @@ def shorten(text: str, width: int) -> str:
 # ----------------------------------------------------------------- Gemini request → OpenAI chat request
 
 
-def _texts(content: Any, what: str) -> str:
-    from course_utils.backend.local.app import _text_of
-
-    return _text_of(content, what)
-
-
 def chat_messages(request: Json) -> list[Json]:
     """The chat messages of a generateContent request, calls and results paired by id."""
-    from course_utils.backend.local.app import response_text
-
     messages: list[Json] = []
     if request.get("systemInstruction") is not None:
-        messages.append({"role": "system", "content": _texts(request["systemInstruction"], "systemInstruction")})
+        messages.append({"role": "system", "content": text_of(request["systemInstruction"], "systemInstruction")})
     contents = request.get("contents")
     contents = [contents] if isinstance(contents, dict) else contents
     if not isinstance(contents, list) or not contents:
@@ -178,8 +173,6 @@ def chat_request(request: Json, model: str) -> Json:
 
 def gemini_response(answer: Json, endpoint: Endpoint, logprobs_asked: int | None) -> Json:
     """A generateContent response made of one chat completion."""
-    from course_utils.backend.local.app import logprobs_result
-
     try:
         choice = answer["choices"][0]
         message = choice.get("message") or {}
@@ -225,12 +218,10 @@ class OpenAICompatibleApp(InProcessApp):
 
     def serve(self, model: str, method: str, payload: Json) -> Json:
         """Generation on the server; embeddings on the local encoders, or on the server's embedding model."""
-        from course_utils.backend.local.app import HANDLERS, resolve_model
-
-        if method in ("embedContent", "batchEmbedContents") and self.endpoint.embedding_model:
+        if method in EMBEDDING_METHODS and self.endpoint.embedding_model:
             return self.embed(payload, method)
-        if method in ("embedContent", "batchEmbedContents"):
-            return HANDLERS[method][1](payload, resolve_model(model, "unused"))
+        if method in EMBEDDING_METHODS:
+            return serve_embedding(method, payload, model)
         if method == "generateContent":
             config = payload.get("generationConfig") or {}
             asked = (config.get("logprobs") or 0) if config.get("responseLogprobs") else None
@@ -249,13 +240,11 @@ class OpenAICompatibleApp(InProcessApp):
         the local app does), cut to ``outputDimensionality`` and renormalised."""
         import numpy as np
 
-        from course_utils.backend.local.embed import truncate
-
         items = payload.get("requests") if method == "batchEmbedContents" else [payload]
         if not isinstance(items, list) or not items or not all(isinstance(i, dict) and "content" in i for i in items):
             raise ApiError(400, "requests must be a non-empty list of requests, each with a content.")
         answer = self.post("/embeddings", {"model": self.endpoint.embedding_model,
-                                           "input": [_texts(item["content"], "content") for item in items]})
+                                           "input": [text_of(item["content"], "content") for item in items]})
         data = sorted(answer.get("data") or [], key=lambda d: d.get("index", 0) if isinstance(d, dict) else 0)
         vectors = [d.get("embedding") if isinstance(d, dict) else None for d in data]
         if len(vectors) != len(items) or not all(isinstance(v, list) and v for v in vectors):

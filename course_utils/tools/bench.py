@@ -139,7 +139,7 @@ def topk_ms(rows: int = 10_000, dimension: int | None = None, k: int = 10, queri
     """
     import numpy as np
 
-    from course_utils.backend.local.embed import DIMENSIONS, USE_NAME
+    from course_utils.backend.encoders.embed import DIMENSIONS, USE_NAME
     from course_utils.scale import cosine_scores, top_k, unit_rows
 
     rng = np.random.default_rng(seed)
@@ -169,11 +169,11 @@ def run_bench(args: argparse.Namespace) -> int:
 
 def _run_bench(args: argparse.Namespace) -> int:
     from course_utils.backend.client import backend_of, make_client
-    from course_utils.backend.local.embed import embed
+    from course_utils.backend.encoders.embed import embed
     from course_utils.backend.local.llm import get_llm
-    from course_utils.backend.local.gguf import NotAModelFile
+    from course_utils.backend.provision.gguf import NotAModelFile
     from course_utils.backend.local.model_file import NoChatTemplate
-    from course_utils.backend.local.models import ModelFileMissing
+    from course_utils.backend.provision.models import ModelFileMissing
     from course_utils.queries import load_queries
     from course_utils.skills import SkillLoader
 

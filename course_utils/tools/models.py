@@ -9,7 +9,7 @@ import argparse
 import sys
 import time
 
-from course_utils.backend.local.models import (
+from course_utils.backend.provision.models import (
     DEFAULT_MODEL,
     MODELS,
     FetchError,

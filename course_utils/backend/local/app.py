@@ -9,7 +9,8 @@ schema, one alternative per function (``{"name": <const>, "arguments": <its para
 ANY, a text answer ``{"text": …}``. The prompt shows every declared function whatever the allowed names, so the
 system message (and its cached prefix) stays the same from one turn to the next while the mode does. Which
 functions a turn allows is the harness's business (``course_utils.tool_policy``), not the backend's. A one-string
-tool result is shown as plain text, not escaped JSON (``response_text``).
+tool result is shown as plain text, not escaped JSON (``backend.content.response_text``); embeddings come from
+the course's encoders (``backend.encoders``).
 """
 
 from __future__ import annotations
@@ -20,18 +21,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from course_utils.backend.content import PART_JOINER, logprobs_result, response_text, text_of
 from course_utils.backend.declarations import Declaration, InvalidRequest, Json, function_calling, parse_declarations
-from course_utils.backend.local import embed as embedding
+from course_utils.backend.encoders import api as encoders
+from course_utils.backend.encoders.embed import DIMENSIONS
 from course_utils.backend.local.chat_template import TemplateError
-from course_utils.backend.local.gguf import NotAModelFile
 from course_utils.backend.local.llm import Completion, ContextOverflow, Message, get_llm
 from course_utils.backend.local.model_file import NoChatTemplate, model_choice
-from course_utils.backend.local.models import MODELS, ModelFileMissing
+from course_utils.backend.provision.gguf import NotAModelFile
+from course_utils.backend.provision.models import MODELS, ModelFileMissing
 from course_utils.backend.wire import ApiError, InProcessApp
 
-EMBEDDING_MODEL_NAME = embedding.USE_NAME
-LOCAL_MODEL_NAMES = (*MODELS, *embedding.DIMENSIONS)
-_PART_JOINER = "\n"
+LOCAL_MODEL_NAMES = (*MODELS, *DIMENSIONS)
 
 
 @dataclass(frozen=True)
@@ -48,10 +49,9 @@ def resolve_model(model: str, default_llm: str) -> Target:
     ``gemini-*`` names containing "embedding" go to USE, other ``gemini-*`` names to the
     default local LLM (a published model's name or a GGUF path); the published names pick a model explicitly.
     """
-    if model in embedding.DIMENSIONS:
-        return Target("embed", model)
-    if model.startswith("gemini-") and "embedding" in model:
-        return Target("embed", EMBEDDING_MODEL_NAME)
+    encoder = encoders.encoder_for(model)
+    if encoder is not None:
+        return Target("embed", encoder)
     if model in MODELS:
         return Target("generate", model)
     if model.startswith("gemini-"):
@@ -101,37 +101,9 @@ def tools_prompt(declarations: list[Declaration], allow_text: bool) -> str:
 # ----------------------------------------------------------------- contents → chat messages
 
 
-def _text_of(content: Any, what: str) -> str:
-    """The text parts of one Content, joined with a newline."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
-        raise InvalidRequest(f"{what} must be a Content with a list of parts.")
-    texts = []
-    for part in content["parts"]:
-        if "text" not in part:
-            raise InvalidRequest(f"{what}: the local backend reads only text parts, got {sorted(part)}.")
-        texts.append(part["text"])
-    return _PART_JOINER.join(texts)
-
-
 def call_json(name: str, arguments: Json) -> str:
     """A function call written the way the model is asked to write it."""
     return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
-
-
-def response_text(response: Json) -> str:
-    """What the model reads of one function result.
-
-    A result that is one string (``{"result": "…"}``, the shape ``run_agent`` sends) is shown as that
-    text, line breaks and all: a skill body escaped inside a JSON string (``\\n`` for every line break)
-    is much harder for a small model to read than the Markdown it was written in. Any other result is
-    shown as compact JSON with the function's name.
-    """
-    value = response.get("response")
-    if isinstance(value, dict) and len(value) == 1 and isinstance(next(iter(value.values())), str):
-        return next(iter(value.values()))
-    return json.dumps({"name": response.get("name"), "response": value}, ensure_ascii=False)
 
 
 def content_messages(content: Any) -> list[Message]:
@@ -156,8 +128,8 @@ def content_messages(content: Any) -> list[Message]:
             raise InvalidRequest(f"Unsupported part {sorted(part)}: the local backend reads text, "
                            "functionCall and functionResponse parts.")
     if content.get("role") == "model":
-        return [{"role": "assistant", "content": _PART_JOINER.join(texts)}]
-    text = [{"role": "user", "content": _PART_JOINER.join(texts)}] if texts else []
+        return [{"role": "assistant", "content": PART_JOINER.join(texts)}]
+    text = [{"role": "user", "content": PART_JOINER.join(texts)}] if texts else []
     return responses + text
 
 
@@ -180,7 +152,7 @@ def build_prompt(request: Json) -> Prompt:
     calling = function_calling(request.get("toolConfig"), declarations)
     system = []
     if request.get("systemInstruction") is not None:
-        system.append(_text_of(request["systemInstruction"], "systemInstruction"))
+        system.append(text_of(request["systemInstruction"], "systemInstruction"))
     if declarations:
         system.append(tools_prompt(declarations, calling.allow_text))
     messages = ([{"role": "system", "content": "\n\n".join(system)}] if system else [])
@@ -228,7 +200,8 @@ MAX_LOGPROBS = 20
 """Gemini accepts ``logprobs`` (top candidates per position) from 0 to 20."""
 
 
-def _generation_options(request: Json) -> dict[str, Any]:
+def generation_options(request: Json) -> dict[str, Any]:
+    """The sampling options of a request's generationConfig, checked, in llama.cpp's terms."""
     config = request.get("generationConfig") or {}
     if not isinstance(config, dict):
         raise InvalidRequest("generationConfig must be an object.")
@@ -247,24 +220,10 @@ def _generation_options(request: Json) -> dict[str, Any]:
             "top_k": None if top_k is None else int(top_k)}
 
 
-def logprobs_result(tokens: list[Json], top: int) -> Json:
-    """llama.cpp's per-token log-probabilities in Gemini's ``logprobsResult`` shape.
-
-    The tokens are the ones the model generated, which on this backend include the JSON the
-    grammar wraps a call or a text answer in (``{"name":…`` or ``{"text":…``).
-    """
-    def candidate(item: Json) -> Json:
-        return {"token": item.get("token", ""), "tokenId": item.get("id"), "logProbability": item.get("logprob")}
-
-    return {"chosenCandidates": [candidate(t) for t in tokens],
-            "topCandidates": [{"candidates": [candidate(c) for c in (t.get("top_logprobs") or [])[:top]]}
-                              for t in tokens]}
-
-
 def generate_content(request: Json, target: Target) -> Json:
     """Serve ``generateContent``."""
     prompt = build_prompt(request)
-    options = _generation_options(request)
+    options = generation_options(request)
     llm = get_llm(target.name)
     completion = llm.chat(prompt.messages, grammar=prompt.grammar, **options)
     finish = "MAX_TOKENS" if completion.finish_reason == "length" else "STOP"
@@ -291,50 +250,12 @@ def count_tokens(request: Json, target: Target) -> Json:
     return {"totalTokens": get_llm(target.name).count_tokens(prompt.messages)}
 
 
-def _embedding_request(item: Any, model: str) -> tuple[str, int | None]:
-    """The text and requested dimensionality of one embedding request."""
-    if not isinstance(item, dict) or "content" not in item:
-        raise InvalidRequest("Each embedding request needs a content.")
-    dimensions = item.get("outputDimensionality")
-    most = embedding.DIMENSIONS[model]
-    if dimensions is not None and not (isinstance(dimensions, int) and 0 < dimensions <= most):
-        raise InvalidRequest(f"outputDimensionality must be between 1 and {most} "
-                       f"for the local encoder ({model}), got {dimensions}.")
-    return _text_of(item["content"], "content"), dimensions
-
-
-def embed_requests(items: list[Any], model: str = EMBEDDING_MODEL_NAME) -> list[list[float]]:
-    """Embed several requests in one batch.
-
-    A Content with N parts gives ONE vector, of its parts joined with a newline, as
-    gemini-embedding-2 aggregates the parts of a Content. ``taskType`` is accepted and
-    ignored: USE has no task types (see ``embed.strip_task_prefix`` for the text prefixes).
-    """
-    parsed = [_embedding_request(item, model) for item in items]
-    vectors = embedding.embed([text for text, _ in parsed], model)
-    return [embedding.truncate(vectors[i:i + 1], dims)[0].tolist()
-            for i, (_, dims) in enumerate(parsed)]
-
-
-def batch_embed_contents(request: Json, target: Target) -> Json:
-    """Serve ``batchEmbedContents``."""
-    items = request.get("requests")
-    if not isinstance(items, list) or not items:
-        raise InvalidRequest("requests must be a non-empty list.")
-    return {"embeddings": [{"values": values} for values in embed_requests(items, target.name)]}
-
-
-def embed_content(request: Json, target: Target) -> Json:
-    """Serve ``embedContent``."""
-    return {"embedding": {"values": embed_requests([request], target.name)[0]}}
-
-
 Handler = Callable[[Json, Target], Json]
 HANDLERS: dict[str, tuple[str, Handler]] = {
     "generateContent": ("generate", generate_content),
     "countTokens": ("generate", count_tokens),
-    "batchEmbedContents": ("embed", batch_embed_contents),
-    "embedContent": ("embed", embed_content),
+    "batchEmbedContents": ("embed", lambda request, target: encoders.batch_embed_contents(request, target.name)),
+    "embedContent": ("embed", lambda request, target: encoders.embed_content(request, target.name)),
 }
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from course_utils.backend.local.chat_template import ChatTemplate
-from course_utils.backend.local.gguf import ModelFacts, NotAModelFile, model_facts
-from course_utils.backend.local.models import DEFAULT_MODEL, MODELS, ModelFileMissing, model_path, require_model
+from course_utils.backend.provision.gguf import ModelFacts, NotAModelFile, model_facts
+from course_utils.backend.provision.models import DEFAULT_MODEL, MODELS, ModelFileMissing, model_path, require_model
 
 MODEL_ENV = "COURSE_LOCAL_MODEL"
 TEMPLATE_ENV = "COURSE_CHAT_TEMPLATE"

