@@ -16,7 +16,7 @@ from lesson09_stand_in import BANNER, GRADING, implied_check_lines, implied_outc
 
 from course_utils.backend.client import EMBEDDING_MODEL, GEMINI, KEY_VARIABLES, backend_of
 from course_utils.evaluation import Outcome, comparison_table, evaluate, paired_comparison
-from course_utils.cache import CACHE_ENV
+from course_utils.embeddings.cache import CACHE_ENV
 from course_utils.exercises import (
     BRANCH, CHECK_CASES, CHECK_SKILLS, HINT_LAYOUT, HYBRID_HINTS, GradedMiss, RecordingClient, Watch, branch_catalog,
     called_skill, check_choose_k, check_confident_skip, check_explicit, check_hybrid, grading_feedback, hint,

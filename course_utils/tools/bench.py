@@ -133,14 +133,14 @@ def topk_ms(rows: int = 10_000, dimension: int | None = None, k: int = 10, queri
     """Median milliseconds per query of cosine + top `k` over `rows` unit vectors, as lesson 10 ranks.
 
     The work is `scale.IndexedSelector`'s per query: one query vector normalised, one product with a
-    contiguous float32 matrix of unit rows, a partial sort (`scale.top_k`). The vectors are random unit
+    contiguous float32 matrix of unit rows, a partial sort (`embeddings.top_k`). The vectors are random unit
     vectors of the local encoder's size (USE, 512 unless `dimension` says otherwise): the cost depends on
     the matrix's shape, not on its values, so this figure needs no model and no embedding.
     """
     import numpy as np
 
     from course_utils.backend.local.embed import DIMENSIONS, USE_NAME
-    from course_utils.scale import cosine_scores, top_k, unit_rows
+    from course_utils.embeddings import cosine_scores, top_k, unit_rows
 
     rng = np.random.default_rng(seed)
     size = DIMENSIONS[USE_NAME] if dimension is None else dimension
