@@ -108,7 +108,7 @@ def embedding_workloads(loader, count: int = 1000) -> dict[str, list[str]]:
     """`bench`'s two sets of `count` descriptions, by field: the catalog's own descriptions repeated with a numbered
     suffix (`embed_1000_s`: few distinct words), and the first `count` of lesson 10's synthetic
     skills (`embed_1000_synthetic_s`: every description different)."""
-    from course_utils.scale import synthetic_skills
+    from course_utils.synthetic import synthetic_skills
 
     base = [skill.description for skill in loader.skills.values()]
     return {"embed_1000_s": [f"{base[i % len(base)]} (variant {i})" for i in range(count)],
