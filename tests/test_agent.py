@@ -6,6 +6,7 @@ Mechanics run on a scripted client (prepared `GenerateContentResponse`s, no mode
 from __future__ import annotations
 
 import copy
+import inspect
 
 import pytest
 from google.genai import types
@@ -218,6 +219,12 @@ def test_refusing_repeats_answers_a_repeated_call_with_a_note():
     ran.clear()
     run_agent(ScriptedClient(*script), "Go", options=M, functions={"tool": tool})
     assert ran == ["Friday", "Friday", "Saturday"]
+
+
+def test_run_agent_takes_the_harness_as_policies_and_options_not_flags():
+    """Eight parameters at most: policies and options are values, not one keyword per rule."""
+    assert list(inspect.signature(run_agent).parameters) == [
+        "client", "prompt", "system_instruction", "declarations", "functions", "policies", "options", "callbacks"]
 
 
 def test_run_tool_directly():
