@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 import warnings
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,7 +30,7 @@ from course_utils.files import ConfinedReader
 from course_utils.paths import SKILLS_DIR
 from course_utils.skills import SkillLoader
 from course_utils.text import shorten
-from course_utils.tool_policy import ToolPolicy, describe
+from course_utils.tool_policy import Call, Policy, describe
 
 EventKind = Literal["request", "tool_start", "tool_end", "answer"]
 PREVIEW_CHARS = 120
@@ -121,19 +121,23 @@ def run_tool(functions: Mapping[str, Callable[..., Any]], name: str, arguments: 
         return f"Error: {name} failed: {type(err).__name__}: {err}"
 
 
-def _failed(output: Any) -> bool:
-    return isinstance(output, str) and output.startswith("Error")
+@dataclass(frozen=True)
+class RunOptions:
+    """How each model call of a run is made, and how many it may make.
+
+    `model` None: the backend's generation model. `max_output_tokens`, `temperature` and `seed` go to the model
+    as they are (None: its default; the local backend decodes greedily).
+    """
+
+    model: str | None = None
+    max_turns: int = DEFAULT_MAX_TURNS
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    seed: int | None = None
 
 
-def repeat_note(tool: str, turn: int) -> str:
-    """What the model reads instead of a repeated call's result (turn 0: a call in the history passed in)."""
-    when = f"at turn {turn}" if turn else "earlier in this conversation"
-    return (f"Error: you already called {tool} with these arguments {when}; its result is above. "
-            "Do not call it again: use that result, call a different tool, or answer the user in words.")
-
-
-def _call_key(name: str | None, arguments: Mapping[str, Any]) -> str:
-    return json.dumps([name, dict(arguments)], sort_keys=True, default=str)
+def _first(answers: Iterable[Any]) -> Any:
+    return next((answer for answer in answers if answer is not None), None)
 
 
 def run_agent(
@@ -143,16 +147,9 @@ def run_agent(
     system_instruction: str | None = None,
     declarations: Sequence[types.FunctionDeclaration] = (),
     functions: Mapping[str, Callable[..., Any]] | None = None,
-    model: str | None = None,
-    max_turns: int = DEFAULT_MAX_TURNS,
+    policies: Sequence[Policy] = (),
+    options: RunOptions = RunOptions(),
     callbacks: Iterable[Callable[[Event], None]] = (),
-    tool_config: types.ToolConfig | None = None,
-    tool_policy: ToolPolicy | None = None,
-    max_output_tokens: int | None = None,
-    refuse_repeats: bool = False,
-    stop_at_tools: Collection[str] = (),
-    temperature: float | None = None,
-    seed: int | None = None,
 ) -> AgentResult:
     """Call the model, run the tools it asks for, repeat until it answers in text.
 
@@ -160,18 +157,12 @@ def run_agent(
     each declared tool name to the Python callable that runs it; a call's `args` become keyword
     arguments and its return value goes back as `{"result": value}`. Every step is sent to each
     callback as an `Event`. Raises `MaxTurnsExceeded` (holding the partial result) when the model
-    has made `max_turns` calls without answering in text.
+    has made `options.max_turns` calls without answering in text.
 
-    With `tool_policy`, each turn's tool_config is the policy's answer for the conversation so far (when it
-    answers None, `tool_config`): which functions the model may call now, in Gemini's own terms
-    (`course_utils.tool_policy`). With `refuse_repeats`, a call identical to an earlier one (same tool, same
-    arguments, in this run or in the history passed in) is not run again: the model gets `repeat_note(...)`
-    instead, which points it at the earlier result. With `stop_at_tools`, the first successful result of one of
-    those tools is the answer and the run ends there, as the OpenAI Agents SDK's `stopAtToolNames` and
-    LangChain's `return_direct` do: for a tool that writes the user's reply (a skill's script), so that the
-    model does not paraphrase it. A result starting with "Error" does not stop the run. `temperature` and `seed`
-    go to the model as they are (None: its default; the local backend decodes greedily).
+    `policies` (`course_utils.tool_policy`) are asked, in order, for each turn's tool_config, for a result
+    that refuses a call instead of running it, and for an answer that ends the run after a result.
     """
+    model = options.model
     if model is None:
         from course_utils.backend.client import GENERATION_MODEL as model  # noqa: N811 - the default model
     functions = dict(functions or {})
@@ -183,28 +174,24 @@ def run_agent(
     config = types.GenerateContentConfig(
         system_instruction=system_instruction,
         tools=[types.Tool(function_declarations=list(declarations))] if declarations else None,
-        tool_config=tool_config,
-        max_output_tokens=max_output_tokens,
-        temperature=temperature,
-        seed=seed,
+        max_output_tokens=options.max_output_tokens,
+        temperature=options.temperature,
+        seed=options.seed,
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
     )
     events: list[Event] = []
     prompt_tokens: list[int | None] = []
-    earlier: dict[str, int] = {  # a call's canonical JSON -> the turn it first ran (0: before this run)
-        _call_key(part.function_call.name, part.function_call.args or {}): 0
-        for content in history if content.role == "model" for part in content.parts or [] if part.function_call
-    }
+    earlier = [Call(0, part.function_call.name or "", dict(part.function_call.args or {}))
+               for content in history if content.role == "model" for part in content.parts or [] if part.function_call]
 
     def emit(event: Event) -> None:
         events.append(event)
         for callback in callbacks:
             callback(event)
 
-    for turn in range(1, max_turns + 1):
-        turn_config = config
-        if tool_policy is not None:
-            turn_config = config.model_copy(update={"tool_config": tool_policy(declarations, history) or tool_config})
+    for turn in range(1, options.max_turns + 1):
+        turn_config = config.model_copy(update={
+            "tool_config": _first(p.tool_config(declarations, history) for p in policies)})
         start = time.perf_counter()
         response = client.models.generate_content(model=model, contents=history, config=turn_config)
         usage = response.usage_metadata
@@ -221,26 +208,23 @@ def run_agent(
             emit(Event("answer", turn, output=answer))
             return AgentResult(answer, events, history, prompt_tokens)
         parts = []
-        for call in calls:
-            arguments = dict(call.args or {})
-            emit(Event("tool_start", turn, tool=call.name, arguments=arguments))
-            key = _call_key(call.name, arguments)
-            if refuse_repeats and key in earlier:
-                output = repeat_note(call.name, earlier[key])
-            else:
-                earlier.setdefault(key, turn)
-                output = run_tool(functions, call.name, arguments)
-            emit(Event("tool_end", turn, tool=call.name, arguments=arguments, output=shorten(output, PREVIEW_CHARS)))
+        for function_call in calls:
+            call = Call(turn, function_call.name or "", dict(function_call.args or {}))
+            emit(Event("tool_start", turn, tool=call.name, arguments=call.arguments))
+            refusal = _first(p.refusal(call, earlier) for p in policies)
+            output = refusal if refusal is not None else run_tool(functions, call.name, call.arguments)
+            earlier.append(call)
+            emit(Event("tool_end", turn, tool=call.name, arguments=call.arguments,
+                       output=shorten(output, PREVIEW_CHARS)))
             parts.append(types.Part(function_response=types.FunctionResponse(
-                id=call.id, name=call.name, response={"result": output})))
+                id=function_call.id, name=call.name, response={"result": output})))
         history.append(types.Content(role="user", parts=parts))
-        direct = [part.function_response.response["result"] for part in parts
-                  if part.function_response.name in stop_at_tools
-                  and not _failed(part.function_response.response["result"])]
-        if direct:
-            emit(Event("answer", turn, output=str(direct[0])))
-            return AgentResult(str(direct[0]), events, history, prompt_tokens)
-    raise MaxTurnsExceeded(max_turns, AgentResult("", events, history, prompt_tokens))
+        direct = _first(p.answer(part.function_response.name, part.function_response.response["result"])
+                        for part in parts for p in policies)
+        if direct is not None:
+            emit(Event("answer", turn, output=direct))
+            return AgentResult(direct, events, history, prompt_tokens)
+    raise MaxTurnsExceeded(options.max_turns, AgentResult("", events, history, prompt_tokens))
 
 
 def format_event(event: Event) -> str:
@@ -343,10 +327,11 @@ class Harness:
     declarations: list[types.FunctionDeclaration]
     functions: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
-    def run(self, client: Any, prompt: str | Sequence[types.Content], **options: Any) -> AgentResult:
-        """`run_agent` with this harness's instruction and tools (options: model, max_turns, callbacks, …)."""
-        return run_agent(client, prompt, system_instruction=self.system_instruction,
-                         declarations=self.declarations, functions=self.functions, **options)
+    def run(self, client: Any, prompt: str | Sequence[types.Content], *, policies: Sequence[Policy] = (),
+            options: RunOptions = RunOptions(), callbacks: Iterable[Callable[[Event], None]] = ()) -> AgentResult:
+        """`run_agent` with this harness's instruction and tools."""
+        return run_agent(client, prompt, system_instruction=self.system_instruction, declarations=self.declarations,
+                         functions=self.functions, policies=policies, options=options, callbacks=callbacks)
 
 
 ACTIVATION_NOTE = ('The skill "{name}" is now active; its instructions follow. Do not call {function} again. '

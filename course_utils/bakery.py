@@ -263,7 +263,7 @@ def cake_quote_declaration() -> types.FunctionDeclaration:
 
 
 ANSWERING_TOOLS = ("cake_quote",)
-"""Tools whose successful result is the reply the customer reads: `run_agent(..., stop_at_tools=ANSWERING_TOOLS)`."""
+"""Tools whose successful result is the reply the customer reads: the harness's `StopAt(ANSWERING_TOOLS)`."""
 
 NONE_CHOICE = True
 """The bakery's on-demand harness offers "none" among `load_skill`'s names:

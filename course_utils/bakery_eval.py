@@ -22,10 +22,11 @@ from typing import Any
 import yaml
 
 from course_utils.abstain import NONE
-from course_utils.agent import AgentResult, Harness, MaxTurnsExceeded
+from course_utils.agent import AgentResult, Harness, MaxTurnsExceeded, RunOptions
 from course_utils.bakery import allergy_line, cake_quote, resolve_day
 from course_utils.paths import DATA_DIR
 from course_utils.stats import Rate
+from course_utils.tool_policy import Policy
 
 REQUESTS_FILE = DATA_DIR / "bakery_requests.yaml"
 MEASURED_DIR = DATA_DIR / "measured" / "bakery"
@@ -193,11 +194,11 @@ def recheck_facts(checklists: Sequence[Checklist], requests: Sequence[BakeryRequ
 
 
 def run_checked(harness: Harness, client: Any, request: BakeryRequest, *, sample: int = 0,
-                temperature: float | None = None, seed: int | None = None, **options: Any) -> Checklist:
+                policies: Sequence[Policy] = (), options: RunOptions = RunOptions()) -> Checklist:
     """Run one request through one harness and check it. A run that hits max_turns is checked, not dropped."""
     start = time.perf_counter()
     try:
-        result, error = harness.run(client, request.text, temperature=temperature, seed=seed, **options), None
+        result, error = harness.run(client, request.text, policies=policies, options=options), None
     except MaxTurnsExceeded as err:
         result, error = err.result, f"MaxTurnsExceeded after {err.max_turns} model calls"
     return check_run(request, harness.mode, result, sample=sample, seconds=time.perf_counter() - start, error=error)
@@ -215,14 +216,15 @@ def run_seed(request_id: str, seed: int) -> int:
 
 def run_all(harnesses: dict[str, Harness], client: Any, requests: Sequence[BakeryRequest], *,
             seeds: Sequence[int | None] = (None,), temperature: float | None = None,
-            progress: Callable[[Iterable], Iterable] = iter, **options: Any) -> list[Checklist]:
+            progress: Callable[[Iterable], Iterable] = iter, policies: Sequence[Policy] = (),
+            options: RunOptions = RunOptions()) -> list[Checklist]:
     """Every request through every harness, once per seed (sampled with `run_seed`; None: greedy). Runs are
     grouped by mode (one system prompt at a time: the local backend keeps one prompt prefix cached)."""
     jobs = [(mode, request, sample, seed) for mode in harnesses for request in requests
             for sample, seed in enumerate(seeds)]
-    return [run_checked(harnesses[mode], client, request, sample=sample,
-                        seed=None if seed is None else run_seed(request.id, seed),
-                        temperature=temperature if seed is not None else None, **options)
+    return [run_checked(harnesses[mode], client, request, sample=sample, policies=policies,
+                        options=replace(options, seed=None if seed is None else run_seed(request.id, seed),
+                                        temperature=temperature if seed is not None else None))
             for mode, request, sample, seed in progress(jobs)]
 
 

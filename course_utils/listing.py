@@ -6,7 +6,7 @@ way first: cut short, or dropped so that only the skill's name is left. `render_
 under such a budget, with the course's own catalog lines (`skills.catalog_line`), so the text it returns is
 what the course's model would read; `Listing.loader()` turns it back into a `SkillLoader` for
 `selection.pick_by_model`. `survival` counts, for catalogs of 10 to 10,000 synthetic skills plus the real
-ones (`scale.with_distractors`), how many descriptions survive whole, cut, or not at all.
+ones (`synthetic.with_distractors`), how many descriptions survive whole, cut, or not at all.
 
 The two presets follow what public sources say each harness does (see their docstrings); where the sources
 stop, the choice made here is said as a choice. Budgets are counted in characters of the listing text,
@@ -26,7 +26,7 @@ import yaml
 
 from course_utils import safeyaml
 from course_utils.paths import SKILLS_DIR
-from course_utils.scale import with_distractors
+from course_utils.synthetic import with_distractors
 from course_utils.skills import Skill, SkillLoader, catalog_line
 
 Fate = Literal["whole", "cut", "name", "dropped"]
@@ -91,7 +91,7 @@ Sources, read for this course in 2026-12:
   `- name`, ranked by use: https://github.com/martinholovsky/SOTA-skills/pull/349 (2026-09-11, v2.1.268).
 
 Choices made here where those sources stop (unverified): no skill has been used in a simulation, so the
-catalog's own order ranks them (real skills first, as `scale.with_distractors` puts them); the first
+catalog's own order ranks them (real skills first, as `synthetic.with_distractors` puts them); the first
 description that does not fit ends the whole descriptions, as "everything past the cutoff renders as a bare
 name" (https://github.com/JuliusBrussee/caveman/pull/898, 2026-08-23) says; the names count against the
 budget before any description does; a cut description gets no ellipsis. An unknown context counts as

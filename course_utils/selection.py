@@ -22,8 +22,8 @@ from google import genai
 from google.genai import types
 
 from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_of, embedding_backend
-from course_utils.cache import EmbeddingCache
-from course_utils.faults import EmbeddingError, check_vectors
+from course_utils.embeddings import EmbeddingCache, cosine_matrix, embed_texts
+from course_utils.faults import EmbeddingError
 from course_utils.skills import DECLINE, LOAD_RULE, Skill, SkillLoader, load_declaration
 from course_utils.tokens import estimate_tokens
 
@@ -38,10 +38,6 @@ def default_threshold(client: genai.Client) -> float:
         raise ValueError(f"No threshold is fitted for {backend.embedding_label()} (each embedding model has its own "
                          "score scale): pass threshold=…, e.g. thresholds.best_threshold on a development set.")
     return backend.facts.threshold
-
-
-EMBED_BATCH = 100
-"""The most texts one `batchEmbedContents` request carries on Gemini."""
 
 
 @dataclass(frozen=True)
@@ -187,30 +183,6 @@ def document_text(skill: Skill) -> str:
 def query_text(query: str) -> str:
     """A query as gemini-embedding-2 expects a search query."""
     return f"task: search result | query: {query}"
-
-
-def embed_texts(client: genai.Client, texts: Sequence[str], model: str = EMBEDDING_MODEL) -> np.ndarray:
-    """One vector per text, as an (N, D) array.
-
-    Each text goes in its own `types.Content`: given a list of plain strings, the SDK puts them in
-    ONE Content for gemini-embedding-2, and one aggregated vector comes back.
-    EmbeddingError (a ValueError) when the backend does not give one finite vector of one size per text.
-    """
-    vectors: list[list[float]] = []
-    for start in range(0, len(texts), EMBED_BATCH):
-        batch = texts[start : start + EMBED_BATCH]
-        contents = [types.Content(parts=[types.Part(text=t)]) for t in batch]
-        response = client.models.embed_content(model=model, contents=contents)
-        values = [embedding.values for embedding in response.embeddings or []]
-        vectors += check_vectors(values, len(batch), model).tolist()
-    return check_vectors(vectors, len(texts), model)
-
-
-def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cosine similarity of every row of `a` with every row of `b`: an (len(a), len(b)) array."""
-    a = a / np.linalg.norm(a, axis=1, keepdims=True).clip(min=1e-12)
-    b = b / np.linalg.norm(b, axis=1, keepdims=True).clip(min=1e-12)
-    return a @ b.T
 
 
 class SimilaritySelector:

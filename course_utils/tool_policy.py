@@ -1,32 +1,34 @@
-"""Which functions the model may call in each turn: a harness policy, sent as Gemini's own `tool_config`.
+"""The harness's policies: small objects `run_agent` consults, each saying one thing in Gemini's own terms.
 
 A small model told in words "load the skill first" or "do not call it again" often does not. A harness can
 say it in the request instead: `FunctionCallingConfig(mode=…, allowed_function_names=[…])`, computed from
 the conversation so far before every model call. Gemini applies it, and the local backend applies the same
-contract by constrained decoding, so the very same requests go to both. `run_agent(..., tool_policy=...)`
-calls the policy once per turn; a call repeated with the same arguments is refused by the loop itself, as a
-tool result (`run_agent(..., refuse_repeats=True)`).
+contract by constrained decoding, so the very same requests go to both. A call repeated with the same
+arguments is refused by the harness as a tool result, and a tool that writes the user's reply can end the run.
 
-`one_step_at_a_time` is the policy lessons 03 and 04 run:
+`run_agent(..., policies=[...])` asks each `Policy` at three moments (`Policy`'s docstring). The named ones:
 
-- before any call, when a selection is declared (`load_skill` with an enum of names): mode VALIDATED (ANY if "none"
-  is a name), only the selections allowed;
-- later: mode VALIDATED, every function allowed except a selection already made, a function whose latest call
-  succeeded (its result is above: act on it) and one whose last two calls failed;
-- later, nothing left to call: mode NONE.
+- `OneStepAtATime()`: before any call, when a selection is declared (`load_skill` with an enum of names): mode
+  VALIDATED (ANY if "none" is a name), only the selections allowed; later: mode VALIDATED, every function allowed
+  except a selection already made, a function whose latest call succeeded (its result is above: act on it) and
+  one whose last two calls failed; later, nothing left to call: mode NONE.
+- `RefuseRepeats()`: a call identical to an earlier one (same function, same arguments) is not run; the model
+  reads `repeat_note(...)`, which points it at the earlier result.
+- `StopAt(tools)`: the first successful result of one of these tools is the answer and ends the run.
+- `Fixed(tool_config)`: the same tool_config every turn.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+import json
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from google.genai import types
 
 from course_utils.abstain import NONE
 
 Mode = types.FunctionCallingConfigMode
-ToolPolicy = Callable[[Sequence[types.FunctionDeclaration], Sequence[types.Content]], types.ToolConfig | None]
-"""(the declarations, the conversation so far) -> this turn's tool_config (None: the request's own)."""
 
 FAILURES_IN_A_ROW = 2
 """After this many failed results in a row, a function is not offered in the next turn."""
@@ -83,18 +85,97 @@ def results(history: Sequence[types.Content]) -> dict[str, list[bool]]:
     return failed
 
 
-def one_step_at_a_time(declarations: Sequence[types.FunctionDeclaration],
-                       history: Sequence[types.Content]) -> types.ToolConfig | None:
-    """This turn's tool_config under the policy of the module docstring's table."""
-    names = [d.name for d in declarations]
-    selections = [d.name for d in declarations if selection_values(d)]
-    made = calls_made(history)
-    if not made and selections:
-        declines = any(NONE in (selection_values(d) or []) for d in declarations)
-        return tool_config(Mode.ANY if declines else Mode.VALIDATED, selections)
-    resting = {name for name, failed in results(history).items()
-               if not failed[-1] or failed[-FAILURES_IN_A_ROW:] == [True] * FAILURES_IN_A_ROW}
-    allowed = [name for name in names if name not in resting and not (name in selections and name in made)]
-    if allowed == names:
+class Call(NamedTuple):
+    """A function call of the conversation, with the turn of the run that made it (0: the history passed in)."""
+
+    turn: int
+    name: str
+    arguments: Mapping[str, Any]
+
+
+class Policy:
+    """A rule of the harness. `run_agent` asks each policy, in order, at three moments; None means "no say".
+
+    - `tool_config(declarations, history)`: before each model call, the functions the model may call now
+      (Gemini's own `ToolConfig`); the first policy with a say decides, else the request sends none;
+    - `refusal(call, earlier)`: before a call runs, a result to send back instead of running it (`earlier`: the
+      calls before it, in the history passed in and in this run);
+    - `answer(name, result)`: after a call ran, the run's answer, which ends the run.
+    """
+
+    def tool_config(self, declarations: Sequence[types.FunctionDeclaration],
+                    history: Sequence[types.Content]) -> types.ToolConfig | None:
+        """This turn's tool_config, or None."""
         return None
-    return tool_config(Mode.VALIDATED, allowed) if allowed else tool_config(Mode.NONE)
+
+    def refusal(self, call: Call, earlier: Sequence[Call]) -> str | None:
+        """What the model reads instead of this call's result, or None to run the call."""
+        return None
+
+    def answer(self, name: str, result: Any) -> str | None:
+        """The run's answer after this result, or None to go on."""
+        return None
+
+
+@dataclass(frozen=True)
+class OneStepAtATime(Policy):
+    """A selection first, then every function but the ones done or failing (the module docstring's table)."""
+
+    def tool_config(self, declarations: Sequence[types.FunctionDeclaration],
+                    history: Sequence[types.Content]) -> types.ToolConfig | None:
+        names = [d.name for d in declarations]
+        selections = [d.name for d in declarations if selection_values(d)]
+        made = calls_made(history)
+        if not made and selections:
+            declines = any(NONE in (selection_values(d) or []) for d in declarations)
+            return tool_config(Mode.ANY if declines else Mode.VALIDATED, selections)
+        resting = {name for name, failed in results(history).items()
+                   if not failed[-1] or failed[-FAILURES_IN_A_ROW:] == [True] * FAILURES_IN_A_ROW}
+        allowed = [name for name in names if name not in resting and not (name in selections and name in made)]
+        if allowed == names:
+            return None
+        return tool_config(Mode.VALIDATED, allowed) if allowed else tool_config(Mode.NONE)
+
+
+def repeat_note(tool: str, turn: int) -> str:
+    """What the model reads instead of a repeated call's result (turn 0: a call in the history passed in)."""
+    when = f"at turn {turn}" if turn else "earlier in this conversation"
+    return (f"Error: you already called {tool} with these arguments {when}; its result is above. "
+            "Do not call it again: use that result, call a different tool, or answer the user in words.")
+
+
+def _key(name: str, arguments: Mapping[str, Any]) -> str:
+    return json.dumps([name, dict(arguments)], sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class RefuseRepeats(Policy):
+    """A call identical to an earlier one is not run again: the model reads `repeat_note` instead."""
+
+    def refusal(self, call: Call, earlier: Sequence[Call]) -> str | None:
+        first = next((c for c in earlier if _key(c.name, c.arguments) == _key(call.name, call.arguments)), None)
+        return repeat_note(call.name, first.turn) if first else None
+
+
+@dataclass(frozen=True)
+class StopAt(Policy):
+    """The first successful result of one of `tools` is the answer, as the OpenAI Agents SDK's `stopAtToolNames`
+    and LangChain's `return_direct` do: for a tool that writes the user's reply (a skill's script), so that the
+    model does not paraphrase it. A result starting with "Error" does not stop the run."""
+
+    tools: Collection[str]
+
+    def answer(self, name: str, result: Any) -> str | None:
+        failed = isinstance(result, str) and result.startswith("Error")
+        return str(result) if name in self.tools and not failed else None
+
+
+@dataclass(frozen=True)
+class Fixed(Policy):
+    """The same tool_config every turn (e.g. mode ANY: a call, never text)."""
+
+    config: types.ToolConfig
+
+    def tool_config(self, declarations: Sequence[types.FunctionDeclaration],
+                    history: Sequence[types.Content]) -> types.ToolConfig | None:
+        return self.config

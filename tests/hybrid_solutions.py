@@ -14,8 +14,9 @@ import numpy as np
 from google.genai import types
 
 from course_utils.backend.client import GENERATION_MODEL
+from course_utils.embeddings import embed_texts
 from course_utils.selection import (
-    Decision, SimilaritySelector, document_text, embed_texts, pick_by_model, pick_hybrid, query_text,
+    Decision, SimilaritySelector, document_text, pick_by_model, pick_hybrid, query_text,
     shortlist_instruction, shortlist_tool, shortlist_turn,
 )
 from course_utils.tokens import estimate_tokens

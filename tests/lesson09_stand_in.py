@@ -28,7 +28,7 @@ import httpx
 import numpy as np
 
 from course_utils.evaluation import Outcome
-from course_utils.exercises import CHECK_QUERIES
+from course_utils.exercises.world import CHECK_QUERIES
 from course_utils.paths import DATA_DIR, SKILLS_DIR
 from course_utils.queries import load_queries
 from course_utils.scripted import SCRIPTED_FACTS, ScriptedBackend
@@ -137,7 +137,7 @@ GRADING_PLANS = (
     plan("email-tone-rewriter meeting-notes-summarizer okr-drafter hr-policy-qa", 0.22, NONE),
 )
 CHECK_PLANS = {
-    # The check's real half (exercises.CHECK_QUERIES): one query that triggers a skill, one the model declines.
+    # The check's real half (exercises.world.CHECK_QUERIES): one query that triggers a skill, one the model declines.
     CHECK_QUERIES[0][0]: plan("leave-balance-calculator hr-policy-qa onboarding-checklist expense-report-checker", 0.64,
                               "leave-balance-calculator"),
     CHECK_QUERIES[1][0]: plan("leave-balance-calculator hr-policy-qa it-helpdesk-triage onboarding-checklist", 0.58,

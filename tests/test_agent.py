@@ -6,6 +6,7 @@ Mechanics run on a scripted client (prepared `GenerateContentResponse`s, no mode
 from __future__ import annotations
 
 import copy
+import inspect
 
 import pytest
 from google.genai import types
@@ -15,7 +16,7 @@ from course_utils.agent import (
     NONE_NOTE,
     ACTIVATION_NOTE, MODES, PREVIEW_CHARS, activating_loader, AgentResult, Event, MaxTurnsExceeded, RecordingClient,
     ReplayClient, ReplayMismatch, UntrustedSkillRoot,
-    build_harness, format_event, load_trusted_skills, repeat_note, run_agent, run_tool,
+    RunOptions, build_harness, format_event, load_trusted_skills, run_agent, run_tool,
 )
 from course_utils.bakery import (ANSWERING_TOOLS, ASSISTANT_PREAMBLE, CAKE_REQUEST, bakery_tools, check_calendar,
                                  check_calendar_declaration)
@@ -24,8 +25,10 @@ from course_utils.files import ConfinedReader
 from course_utils.paths import REPO_ROOT, SKILLS_DIR
 from course_utils.skills import SkillLoader
 from course_utils.text import shorten
+from course_utils.tool_policy import Fixed, RefuseRepeats, StopAt, repeat_note
 
 PREAMBLE = ASSISTANT_PREAMBLE
+M = RunOptions(model="m")
 
 
 # --------------------------------------------------------------------------- a scripted client
@@ -73,11 +76,12 @@ def bakery() -> SkillLoader:
 
 
 def test_a_stop_tool_s_result_is_the_answer_and_ends_the_run():
-    """`stop_at_tools`: the model's next paraphrase is never asked for; the tool's text is the answer."""
+    """`StopAt`: the model's next paraphrase is never asked for; the tool's text is the answer."""
     quote = {"reply": lambda order: f"Cake for {order}. Shall I book it?"}
     client = ScriptedClient(call("reply", 120, order="10 guests"), text("Here is a summary of your order.", 180))
     seen: list[Event] = []
-    result = run_agent(client, "A cake?", model="m", functions=quote, stop_at_tools=("reply",), callbacks=[seen.append])
+    result = run_agent(client, "A cake?", options=M, functions=quote, policies=[StopAt(("reply",))],
+                       callbacks=[seen.append])
     assert result.answer == "Cake for 10 guests. Shall I book it?" and result.turns == 1 and len(client.requests) == 1
     assert [(e.kind, e.turn) for e in seen] == [("request", 1), ("tool_start", 1), ("tool_end", 1), ("answer", 1)]
     assert function_responses(result.history[-1])[0].response == {"result": "Cake for 10 guests. Shall I book it?"}
@@ -86,17 +90,17 @@ def test_a_stop_tool_s_result_is_the_answer_and_ends_the_run():
 def test_a_stop_tool_that_fails_or_no_stop_option_lets_the_loop_go_on():
     failing = {"reply": lambda order: "Error: no such order."}
     client = ScriptedClient(call("reply", 100, order="x"), text("Sorry, I could not price it."))
-    assert run_agent(client, "A cake?", model="m", functions=failing, stop_at_tools=("reply",)).answer == \
+    assert run_agent(client, "A cake?", options=M, functions=failing, policies=[StopAt(("reply",))]).answer == \
         "Sorry, I could not price it."
     plain = {"reply": lambda order: "Cake. Shall I book it?"}
     client = ScriptedClient(call("reply", 100, order="x"), text("Here is a summary of your order."))
-    assert run_agent(client, "A cake?", model="m", functions=plain).answer == "Here is a summary of your order."
+    assert run_agent(client, "A cake?", options=M, functions=plain).answer == "Here is a summary of your order."
 
 
 def test_events_come_in_order_and_the_answer_ends_the_run():
     client = ScriptedClient(call("check_calendar", 120, day="2026-12-04", line="nut-free"), text("Friday works.", 180))
     seen: list[Event] = []
-    result = run_agent(client, "When?", model="m", declarations=[check_calendar_declaration()],
+    result = run_agent(client, "When?", options=M, declarations=[check_calendar_declaration()],
                        functions={"check_calendar": check_calendar}, callbacks=[seen.append])
     assert isinstance(result, AgentResult)
     assert [(e.kind, e.turn) for e in seen] == [
@@ -112,7 +116,7 @@ def test_events_come_in_order_and_the_answer_ends_the_run():
 
 def test_history_holds_the_call_and_its_result():
     client = ScriptedClient(call("check_calendar", day="2026-12-05", line="regular"), text("Yes."))
-    result = run_agent(client, "Saturday?", model="m", functions={"check_calendar": check_calendar})
+    result = run_agent(client, "Saturday?", options=M, functions={"check_calendar": check_calendar})
     user, model_turn, tool_turn, answer = result.history
     assert (user.role, model_turn.role, tool_turn.role, answer.role) == ("user", "model", "user", "model")
     assert model_turn.parts[0].function_call.name == "check_calendar"
@@ -125,7 +129,7 @@ def test_history_holds_the_call_and_its_result():
 
 def test_the_request_config_disables_automatic_calling_and_carries_the_tools():
     client = ScriptedClient(text("Hello."))
-    run_agent(client, "Hi", model="m", system_instruction="Be brief.", declarations=[check_calendar_declaration()])
+    run_agent(client, "Hi", options=M, system_instruction="Be brief.", declarations=[check_calendar_declaration()])
     config = client.requests[0]["config"]
     assert config.automatic_function_calling.disable is True
     assert config.system_instruction == "Be brief."
@@ -135,7 +139,7 @@ def test_the_request_config_disables_automatic_calling_and_carries_the_tools():
 
 def test_unknown_tool_becomes_an_error_the_model_reads():
     client = ScriptedClient(call("book_cake", size="24 cm"), text("Sorry."))
-    result = run_agent(client, "Book it", model="m", functions={"check_calendar": check_calendar})
+    result = run_agent(client, "Book it", options=M, functions={"check_calendar": check_calendar})
     (response,) = function_responses(result.history[2])
     assert response.response["result"] == 'Error: unknown tool "book_cake". Available tools: check_calendar.'
     assert result.answer == "Sorry."
@@ -146,7 +150,7 @@ def test_failing_tool_becomes_an_error_the_model_reads():
         raise KeyError(day)
 
     client = ScriptedClient(call("broken", day="x"), call("check_calendar", day="Friday"), text("Done."))
-    result = run_agent(client, "Go", model="m", functions={"broken": broken, "check_calendar": check_calendar})
+    result = run_agent(client, "Go", options=M, functions={"broken": broken, "check_calendar": check_calendar})
     outputs = [e.output for e in result.events if e.kind == "tool_end"]
     assert outputs[0] == "Error: broken failed: KeyError: 'x'"
     assert outputs[1].startswith("Error: check_calendar failed: TypeError:") and "line" in outputs[1]
@@ -158,7 +162,7 @@ def test_several_calls_in_one_turn_answer_in_one_user_turn():
                       types.Part.from_function_call(name="check_calendar",
                                                     args={"day": "Saturday", "line": "regular"})],
                      90)
-    result = run_agent(ScriptedClient(both, text("Two options.")), "Options?", model="m",
+    result = run_agent(ScriptedClient(both, text("Two options.")), "Options?", options=M,
                        functions={"check_calendar": check_calendar})
     responses = function_responses(result.history[2])
     assert [r.response["result"][:10] for r in responses] == ["2026-12-04", "2026-12-05"]
@@ -169,7 +173,8 @@ def test_several_calls_in_one_turn_answer_in_one_user_turn():
 def test_max_turns_stops_a_loop_with_a_clear_error():
     client = ScriptedClient(*[call("check_calendar", day="Friday", line="regular") for _ in range(3)])
     with pytest.raises(MaxTurnsExceeded) as caught:
-        run_agent(client, "Loop", model="m", functions={"check_calendar": check_calendar}, max_turns=3)
+        run_agent(client, "Loop", functions={"check_calendar": check_calendar},
+                  options=RunOptions(model="m", max_turns=3))
     error = caught.value
     assert "No text answer after 3 model calls" in str(error) and "max_turns" in str(error)
     assert error.result.turns == 3 and len(error.result.calls("check_calendar")) == 3
@@ -179,18 +184,18 @@ def test_max_turns_stops_a_loop_with_a_clear_error():
 def test_record_then_replay_gives_the_same_run():
     script = [call("check_calendar", 100, day="Friday", line="nut-free"), text("Friday.", 150)]
     recorder = RecordingClient(ScriptedClient(*script))
-    first = run_agent(recorder, "When?", model="m", functions={"check_calendar": check_calendar})
-    replayed = run_agent(ReplayClient(recorder.exchanges), "When?", model="m",
+    first = run_agent(recorder, "When?", options=M, functions={"check_calendar": check_calendar})
+    replayed = run_agent(ReplayClient(recorder.exchanges), "When?", options=M,
                          functions={"check_calendar": check_calendar})
     assert replayed.events == first.events and replayed.history == first.history
     with pytest.raises(ReplayMismatch, match="request 1: the contents differ"):
-        run_agent(ReplayClient(recorder.exchanges), "Other?", model="m", functions={"check_calendar": check_calendar})
+        run_agent(ReplayClient(recorder.exchanges), "Other?", options=M, functions={"check_calendar": check_calendar})
     with pytest.raises(ReplayMismatch, match="request 2: the contents differ"):  # a different tool result
-        run_agent(ReplayClient(recorder.exchanges), "When?", model="m",
+        run_agent(ReplayClient(recorder.exchanges), "When?", options=M,
                   functions={"check_calendar": lambda day, line: "x"})
 
 
-def test_refuse_repeats_answers_a_repeated_call_with_a_note():
+def test_refusing_repeats_answers_a_repeated_call_with_a_note():
     ran = []
 
     def tool(day: str) -> str:
@@ -199,21 +204,27 @@ def test_refuse_repeats_answers_a_repeated_call_with_a_note():
 
     script = [call("tool", 10, day="Friday"), call("tool", 20, day="Friday"), call("tool", 30, day="Saturday"),
               text("ok", 40)]
-    result = run_agent(ScriptedClient(*script), "Go", model="m", functions={"tool": tool}, refuse_repeats=True)
+    result = run_agent(ScriptedClient(*script), "Go", options=M, functions={"tool": tool}, policies=[RefuseRepeats()])
     outputs = [e.output for e in result.events if e.kind == "tool_end"]
     assert ran == ["Friday", "Saturday"]
     assert outputs[1] == shorten(repeat_note("tool", 1), PREVIEW_CHARS)
     assert "already called tool with these arguments at turn 1" in outputs[1]
     # a call already in the history passed in counts as earlier too
     history = result.history[:3]
-    again = run_agent(ScriptedClient(call("tool", 50, day="Friday"), text("fine")), history, model="m",
-                      functions={"tool": tool}, refuse_repeats=True)
+    again = run_agent(ScriptedClient(call("tool", 50, day="Friday"), text("fine")), history, options=M,
+                      functions={"tool": tool}, policies=[RefuseRepeats()])
     assert again.events[2].output == shorten(repeat_note("tool", 0), PREVIEW_CHARS)
     assert "earlier in this conversation" in repeat_note("tool", 0)
-    # without the option the plain loop runs every call
+    # without the policy the plain loop runs every call
     ran.clear()
-    run_agent(ScriptedClient(*script), "Go", model="m", functions={"tool": tool})
+    run_agent(ScriptedClient(*script), "Go", options=M, functions={"tool": tool})
     assert ran == ["Friday", "Friday", "Saturday"]
+
+
+def test_run_agent_takes_the_harness_as_policies_and_options_not_flags():
+    """Eight parameters at most: policies and options are values, not one keyword per rule."""
+    assert list(inspect.signature(run_agent).parameters) == [
+        "client", "prompt", "system_instruction", "declarations", "functions", "policies", "options", "callbacks"]
 
 
 def test_run_tool_directly():
@@ -228,7 +239,7 @@ def test_run_tool_directly():
 def test_a_load_call_puts_the_body_in_the_history(bakery):
     harness = build_harness("on-demand", bakery, PREAMBLE)
     client = ScriptedClient(call("load_skill", 500, name="custom-cake-order"), text("24 cm.", 900))
-    result = harness.run(client, CAKE_REQUEST, model="m")
+    result = harness.run(client, CAKE_REQUEST, options=M)
     (response,) = function_responses(result.history[2])
     body = bakery.skills["custom-cake-order"].body
     assert body in response.response["result"]
@@ -240,7 +251,7 @@ def test_a_load_call_puts_the_body_in_the_history(bakery):
 def test_an_unknown_skill_name_lists_the_available_ones(bakery):
     harness = build_harness("on-demand", bakery, PREAMBLE)
     result = harness.run(ScriptedClient(call("load_skill", name="wedding-cake"), text("?")), "A wedding cake",
-                         model="m")
+                         options=M)
     (response,) = function_responses(result.history[2])
     assert response.response["result"] == (
         'Error: unknown skill "wedding-cake". Available skills: '
@@ -269,7 +280,7 @@ def test_read_file_through_the_loop(bakery):
     harness = build_harness("filesystem", bakery, PREAMBLE)
     client = ScriptedClient(call("read_file", path="skills/bakery/../../pyproject.toml"),
                             call("read_file", path="skills/bakery/custom-cake-order/SKILL.md"), text("OK"))
-    result = harness.run(client, CAKE_REQUEST, model="m")
+    result = harness.run(client, CAKE_REQUEST, options=M)
     first, second = [function_responses(c)[0].response["result"] for c in result.history[2:5:2]]
     assert first.startswith("Error: refused:") and "outside the readable folder skills/bakery/" in first
     assert "name: custom-cake-order" in second
@@ -363,7 +374,7 @@ def test_model_a_forced_load_puts_the_body_in_the_history(local_client, bakery):
     force = types.ToolConfig(function_calling_config=types.FunctionCallingConfig(
         mode=types.FunctionCallingConfigMode.ANY, allowed_function_names=["load_skill"]))
     with pytest.raises(MaxTurnsExceeded) as caught:
-        harness.run(local_client, CAKE_REQUEST, max_turns=1, tool_config=force)
+        harness.run(local_client, CAKE_REQUEST, policies=[Fixed(force)], options=RunOptions(max_turns=1))
     result = caught.value.result
     ((name, args),) = result.tool_calls
     assert name == "load_skill" and args["name"] in bakery.names
@@ -379,7 +390,7 @@ def test_model_max_turns_stops_a_real_loop(local_client, bakery):
     with pytest.raises(MaxTurnsExceeded) as caught:
         run_agent(local_client, "Is Friday free on the nut-free line?", system_instruction=PREAMBLE,
                   declarations=[check_calendar_declaration()], functions={"check_calendar": check_calendar},
-                  max_turns=2, tool_config=force, max_output_tokens=64)
+                  policies=[Fixed(force)], options=RunOptions(max_turns=2, max_output_tokens=64))
     assert caught.value.result.turns == 2
     assert [e.kind for e in caught.value.result.events].count("tool_end") == 2
 
@@ -389,8 +400,8 @@ def test_model_the_cake_request_runs_end_to_end(local_client, bakery):
     """Whatever the small model decides, the loop ends with an answer or a clean MaxTurnsExceeded."""
     harness = build_harness("on-demand", bakery, PREAMBLE, *bakery_tools())
     try:
-        result = harness.run(local_client, CAKE_REQUEST, max_turns=4, max_output_tokens=200, refuse_repeats=True,
-                             stop_at_tools=ANSWERING_TOOLS)
+        result = harness.run(local_client, CAKE_REQUEST, policies=[RefuseRepeats(), StopAt(ANSWERING_TOOLS)],
+                             options=RunOptions(max_turns=4, max_output_tokens=200))
         assert result.events[-1].kind == "answer" and result.answer.strip()
         if result.events[-2].kind == "tool_end":  # ended by the cake script's reply: that reply is the answer
             assert result.events[-2].tool in ANSWERING_TOOLS
@@ -410,7 +421,7 @@ def test_model_the_cake_request_runs_end_to_end(local_client, bakery):
 def test_a_load_result_says_the_skill_is_active_and_what_to_do_next(bakery):
     harness = build_harness("on-demand", bakery, PREAMBLE)
     result = harness.run(ScriptedClient(call("load_skill", name="custom-cake-order"), text("ok")), CAKE_REQUEST,
-                         model="m")
+                         options=M)
     (response,) = function_responses(result.history[2])
     note, body = response.response["result"].split("\n\n", 1)
     assert note == ACTIVATION_NOTE.format(name="custom-cake-order", function="load_skill")
@@ -431,7 +442,7 @@ def test_the_none_choice_loads_nothing_and_says_to_answer(bakery):
     assert load.parameters.properties["name"].enum == [*bakery.names, NONE]
     assert f'call load_skill with "{NONE}"' in harness.system_instruction
     result = harness.run(ScriptedClient(call("load_skill", name=NONE), text("We do not sell wine.")), "Wine?",
-                         model="m")
+                         options=M)
     (response,) = function_responses(result.history[2])
     assert response.response["result"] == NONE_NOTE and result.answer == "We do not sell wine."
     assert skills_loaded(result) == []  # "none" is not a skill read

@@ -28,7 +28,8 @@ from course_utils.audit.run import attractors, summarise
 from course_utils.audit.report import Confusion
 from course_utils.paths import DATA_DIR, SKILLS_DIR
 from course_utils.queries import QuerySetError
-from course_utils.scale import render_skill_md, synthetic_skills, unit_rows
+from course_utils.embeddings import unit_rows
+from course_utils.synthetic import render_skill_md, synthetic_skills
 from course_utils.skills import Diagnostic, Skill, SkillLoader
 from course_utils.tools.cli import main
 

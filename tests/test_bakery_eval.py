@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from course_utils.agent import AgentResult, Event
+from course_utils.agent import AgentResult, Event, RunOptions
 from course_utils.bakery import CAKE_REQUEST, TODAY, cake_quote, load_calendar
 from course_utils.bakery_eval import (
     MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, BakeryRequest, Checklist, Fact, agreement, answered_by_cake_script,
@@ -202,9 +202,9 @@ class RecordingHarness:
     mode = "on-demand"
 
     def __init__(self) -> None:
-        self.options: list[dict] = []
+        self.options: list[RunOptions] = []
 
-    def run(self, client, prompt, **options) -> AgentResult:
+    def run(self, client, prompt, *, policies=(), options=RunOptions()) -> AgentResult:
         self.options.append(options)
         return run(answer="We are open.")
 
@@ -215,17 +215,17 @@ def test_no_two_requests_share_a_seed_and_every_harness_gets_the_same_ones():
     first, second = RecordingHarness(), RecordingHarness()
     for harness in (first, second):
         run_all({"on-demand": harness}, None, requests, seeds=[1, 2], temperature=0.7)
-    seeds = [o["seed"] for o in first.options]
+    seeds = [o.seed for o in first.options]
     assert len(set(seeds)) == len(seeds) == 2 * len(requests)
-    assert [o["seed"] for o in second.options] == seeds  # harness rows stay paired
+    assert [o.seed for o in second.options] == seeds  # harness rows stay paired
     assert seeds[:2] == [run_seed(requests[0].id, 1), run_seed(requests[0].id, 2)]
-    assert all(0 <= s < 2**31 and o["temperature"] == 0.7 for s, o in zip(seeds, first.options))
+    assert all(0 <= s < 2**31 and o.temperature == 0.7 for s, o in zip(seeds, first.options))
 
 
 def test_a_greedy_run_has_no_seed_and_no_temperature():
     harness = RecordingHarness()
-    run_all({"on-demand": harness}, None, REQUESTS[:2])
-    assert harness.options == [{"seed": None, "temperature": None}] * 2
+    run_all({"on-demand": harness}, None, REQUESTS[:2], options=RunOptions(max_turns=5, max_output_tokens=99))
+    assert harness.options == [RunOptions(max_turns=5, max_output_tokens=99)] * 2  # no seed, no temperature
 
 
 def test_a_run_answered_by_the_cake_script_is_told_from_one_that_answered_in_words():

@@ -11,7 +11,7 @@ import numpy as np
 import course_utils.backend.client
 import course_utils.backend.encoders.embed
 import course_utils.backend.local.llm
-import course_utils.scale as scale
+import course_utils.embeddings as embeddings
 from course_utils.backend.local.prefixes import PREFIX_DIR_ENV
 from course_utils.paths import REPO_ROOT
 from course_utils.tools import bench as commands
@@ -19,8 +19,8 @@ from course_utils.tools import bench as commands
 
 def test_bench_times_cosine_and_top_k_on_random_unit_vectors_without_a_model(monkeypatch):
     calls = []
-    original = scale.top_k
-    monkeypatch.setattr(scale, "top_k", lambda row, k: calls.append((row.shape, k)) or original(row, k))
+    original = embeddings.top_k
+    monkeypatch.setattr(embeddings, "top_k", lambda row, k: calls.append((row.shape, k)) or original(row, k))
     ms = commands.topk_ms(rows=2_000, dimension=64, queries=15)
     assert 0 < ms < 1_000
     assert calls == [((2_000,), 10)] * 16  # one warm-up, then each query

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course_utils.cache import EmbeddingCache, text_key
+from course_utils.embeddings.cache import EmbeddingCache, text_key
 from course_utils.faults import EmbeddingError
 
 

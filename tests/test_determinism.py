@@ -102,13 +102,14 @@ def catalogs() -> Catalogs:
     return Catalogs(workplace, queries[::9], SkillLoader.from_root(SKILLS_DIR / "bakery"), load_requests(split="dev"))
 
 
-def _run(client, loader, contents, **options) -> Any:
+def _run(client, loader, contents, policies=(), **options) -> Any:
     """One model turn of an agent run on `loader`'s catalog with `activate_skill` (a text answer ends it)."""
-    from course_utils.agent import run_agent
+    from course_utils.agent import RunOptions, run_agent
     from course_utils.selection import ACTIVATE
 
     return run_agent(client, contents, system_instruction=loader.system_instruction(function=ACTIVATE),
-                     declarations=loader.tool(ACTIVATE).function_declarations, max_turns=1, **options)
+                     declarations=loader.tool(ACTIVATE).function_declarations, policies=policies,
+                     options=RunOptions(max_turns=1, **options))
 
 
 def another_catalog(client, catalogs: Catalogs, query, index: int) -> None:
@@ -124,7 +125,7 @@ def sampled(client, catalogs: Catalogs, query, index: int) -> None:
 def multi_turn(client, catalogs: Catalogs, query, index: int) -> None:
     """The same query, an `activate_skill` call and its response, then the model's text (the skill's turn)."""
     from course_utils.selection import ACTIVATE
-    from course_utils.tool_policy import one_step_at_a_time
+    from course_utils.tool_policy import OneStepAtATime
 
     name = query.expected or catalogs.workplace.names[index % len(catalogs.workplace.names)]
     history = [types.Content(role="user", parts=[types.Part.from_text(text=query.query)]),
@@ -132,7 +133,7 @@ def multi_turn(client, catalogs: Catalogs, query, index: int) -> None:
                types.Content(role="user", parts=[types.Part.from_function_response(
                    name=ACTIVATE, response={"result": f'The skill "{name}" is active. Answer the user now.'})])]
     # The harness's policy: a selection made is not offered again, so the skill's turn is text (NONE).
-    result = _run(client, catalogs.workplace, history, max_output_tokens=4, tool_policy=one_step_at_a_time)
+    result = _run(client, catalogs.workplace, history, max_output_tokens=4, policies=[OneStepAtATime()])
     assert [c.role for c in result.history] == ["user", "model", "user", "model"]  # it answered after the response
 
 

@@ -16,12 +16,15 @@ from lesson09_stand_in import BANNER, GRADING, implied_check_lines, implied_outc
 
 from course_utils.backend.client import EMBEDDING_MODEL, GEMINI, KEY_VARIABLES, backend_of
 from course_utils.evaluation import Outcome, comparison_table, evaluate, paired_comparison
-from course_utils.cache import CACHE_ENV
+from course_utils.embeddings.cache import CACHE_ENV
 from course_utils.exercises import (
-    BRANCH, CHECK_CASES, CHECK_SKILLS, HINT_LAYOUT, HYBRID_HINTS, GradedMiss, RecordingClient, Watch, branch_catalog,
-    called_skill, check_choose_k, check_confident_skip, check_explicit, check_hybrid, grading_feedback, hint,
-    passing_check, scripted_world,
+    check_choose_k, check_confident_skip, check_explicit, check_hybrid, grading_feedback, hint, passing_check,
 )
+from course_utils.exercises.feedback import GradedMiss
+from course_utils.exercises.hints import HINT_LAYOUT, HYBRID_HINTS
+from course_utils.exercises.judge import Watch
+from course_utils.exercises.learner import RecordingClient, called_skill
+from course_utils.exercises.world import BRANCH, CHECK_CASES, CHECK_SKILLS, branch_catalog, scripted_world
 from course_utils.paths import BUILD_DIR, NOTEBOOKS_DIR
 from course_utils.queries import LabelledQuery
 from course_utils.scripted import EMBED_DELAYS, SCRIPTED

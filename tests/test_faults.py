@@ -19,7 +19,8 @@ from course_utils.evaluation import evaluate, run_selector
 from course_utils.faults import EmbeddingError, describe_error
 from course_utils.paths import DATA_DIR, SKILLS_DIR
 from course_utils.queries import load_queries
-from course_utils.selection import SimilaritySelector, embed_texts, pick_by_model, pick_hybrid
+from course_utils.embeddings import embed_texts
+from course_utils.selection import SimilaritySelector, pick_by_model, pick_hybrid
 from course_utils.skills import SkillLoader
 from fault_transport import (
     activate, embedded, error, fault_client, generated, in_order, method_of, query_of, raw, texts_of,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from course_utils.listing import CLAUDE_CODE, CODEX, FATES, PRESETS, ListingBudget, render_listing, survival
 from course_utils.paths import SKILLS_DIR
-from course_utils.scale import with_distractors
+from course_utils.synthetic import with_distractors
 from course_utils.selection import ACTIVATE, pick_by_model
 from course_utils.skills import Skill, SkillLoader, catalog_line
 

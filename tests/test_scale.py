@@ -8,18 +8,15 @@ import pytest
 from course_utils.paths import SKILLS_DIR
 from course_utils.scale import (
     CATALOG_TOKEN_BUDGET,
-    COMBINATIONS,
     RECALL_TARGET,
     catalog_budget,
     context_window,
     decision_rule,
-    render_skill_md,
     rule_selector,
-    synthetic_skills,
-    with_distractors,
 )
 from course_utils.selection import Decision
 from course_utils.stats import Rate
+from course_utils.synthetic import COMBINATIONS, render_skill_md, synthetic_skills, with_distractors
 from course_utils.skills import MAX_DESCRIPTION, SkillLoader, parse_skill
 from course_utils.tokens import estimate_tokens
 

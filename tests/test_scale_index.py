@@ -12,18 +12,11 @@ from threadpoolctl import threadpool_limits
 
 from course_utils.backend.client import local_backend
 from course_utils.paths import SKILLS_DIR
-from course_utils.scale import (
-    INDEX_KEEP,
-    IndexCache,
-    IndexedSelector,
-    cosine_scores,
-    index_key,
-    synthetic_skills,
-    top_k,
-    unit_rows,
-    with_distractors,
-)
-from course_utils.selection import SimilaritySelector, cosine_matrix
+from course_utils.embeddings import IndexCache, cosine_matrix, cosine_scores, top_k, unit_rows
+from course_utils.embeddings.index import INDEX_KEEP, index_key
+from course_utils.scale import IndexedSelector
+from course_utils.synthetic import synthetic_skills, with_distractors
+from course_utils.selection import SimilaritySelector
 from course_utils.skills import SkillLoader
 
 # ----------------------------------------------------------------- top k by partial sort

@@ -10,14 +10,13 @@ import numpy as np
 import pytest
 from google.genai import types
 
-from course_utils.cache import EmbeddingCache, text_key
+from course_utils.embeddings import EmbeddingCache, cosine_matrix, embed_texts
+from course_utils.embeddings.cache import text_key
 from course_utils.scripted import SCRIPTED_FACTS, ScriptedBackend
 from course_utils.selection import (
     ACTIVATE,
     Decision,
     SimilaritySelector,
-    cosine_matrix,
-    embed_texts,
     explicit_skill,
     pick_by_model,
     with_explicit,

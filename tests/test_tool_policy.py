@@ -1,4 +1,4 @@
-"""The harness's per-turn policy (`course_utils.tool_policy`) and the tool_config contract both backends obey."""
+"""The harness's policies (`course_utils.tool_policy`) and the tool_config contract both backends obey."""
 from __future__ import annotations
 
 import json
@@ -8,12 +8,13 @@ from google import genai
 from google.genai import errors, types
 
 from course_utils.abstain import NONE
-from course_utils.agent import build_harness, format_event, run_agent
+from course_utils.agent import RunOptions, build_harness, format_event, run_agent
 from course_utils.bakery import ASSISTANT_PREAMBLE, bakery_tools, check_calendar_declaration
 from course_utils.paths import SKILLS_DIR
 from course_utils.scripted import ScriptedBackend
 from course_utils.skills import SkillLoader
-from course_utils.tool_policy import Mode, describe, one_step_at_a_time, selection_values
+from course_utils.tool_policy import (Call, Fixed, Mode, OneStepAtATime, Policy, RefuseRepeats, StopAt, describe,
+                                      repeat_note, selection_values, tool_config)
 
 BAKERY = SkillLoader.from_root(SKILLS_DIR / "bakery")
 LOAD = BAKERY.function_declaration()
@@ -34,7 +35,7 @@ def _history(*turns: tuple[str, dict, str]) -> list[types.Content]:
 
 
 def _allowed(declarations: list[types.FunctionDeclaration], history: list[types.Content]) -> str | None:
-    return describe(one_step_at_a_time(declarations, history))
+    return describe(OneStepAtATime().tool_config(declarations, history))
 
 
 def test_a_selection_has_an_enum_of_names_and_a_task_tool_is_not_one() -> None:
@@ -64,7 +65,36 @@ def test_a_function_is_offered_after_one_failure_and_rests_after_two() -> None:
 
 def test_with_nothing_withdrawn_the_request_keeps_its_own_tool_config() -> None:
     failed = ("check_calendar", FRIDAY, "Error: no such day")
-    assert one_step_at_a_time([CALENDAR], _history(failed)) is None
+    assert OneStepAtATime().tool_config([CALENDAR], _history(failed)) is None
+
+
+def test_a_policy_with_no_say_answers_none_at_every_moment() -> None:
+    silent = Policy()
+    assert silent.tool_config([LOAD], _history()) is None
+    assert silent.refusal(Call(1, "load_skill", {}), []) is None and silent.answer("load_skill", "ok") is None
+
+
+def test_refuse_repeats_names_the_turn_of_the_first_identical_call() -> None:
+    friday, saturday = Call(1, "check_calendar", FRIDAY), Call(2, "check_calendar", {**FRIDAY, "day": "Saturday"})
+    again = Call(3, "check_calendar", dict(reversed(FRIDAY.items())))  # the same arguments in another order
+    assert RefuseRepeats().refusal(again, [friday, saturday, Call(2, "check_calendar", FRIDAY)]) == \
+        repeat_note("check_calendar", 1)
+    assert RefuseRepeats().refusal(again, [Call(0, "check_calendar", FRIDAY)]) == repeat_note("check_calendar", 0)
+    assert RefuseRepeats().refusal(again, [saturday, Call(1, "load_skill", FRIDAY)]) is None
+
+
+def test_stop_at_ends_on_a_successful_result_of_its_tools_only() -> None:
+    stop = StopAt(("cake_quote",))
+    assert stop.answer("cake_quote", "A 24 cm cake. Shall I book it?") == "A 24 cm cake. Shall I book it?"
+    assert stop.answer("cake_quote", "Error: no such flavour.") is None
+    assert stop.answer("check_calendar", "Free slots: 9:00") is None
+
+
+def test_fixed_sends_its_tool_config_every_turn() -> None:
+    forced = tool_config(Mode.ANY, ["check_calendar"])
+    assert Fixed(forced).tool_config([LOAD, CALENDAR], _history()) is forced
+    loaded = ("load_skill", {"name": "custom-cake-order"}, "The skill is now active…")
+    assert Fixed(forced).tool_config([LOAD, CALENDAR], _history(loaded)) is forced
 
 
 # ----------------------------------------------------------------- the contract, on the scripted stand-in
@@ -146,7 +176,7 @@ def test_the_local_model_obeys_the_same_contract() -> None:
 def test_run_agent_sends_the_policy_each_turn_and_the_trace_shows_it() -> None:
     backend = _stand_in()
     harness = build_harness("on-demand", BAKERY, ASSISTANT_PREAMBLE, *bakery_tools())
-    result = harness.run(backend.client(), QUERY, model="gemini-test", tool_policy=one_step_at_a_time)
+    result = harness.run(backend.client(), QUERY, policies=[OneStepAtATime()], options=RunOptions(model="gemini-test"))
     sent = [json.dumps(e.request.get("toolConfig")) for e in backend.generations()]
     assert "VALIDATED" in sent[0] and '"load_skill"' in sent[0] and "check_calendar" not in sent[0]
     assert "load_skill" not in sent[1] and "check_calendar" in sent[1]
@@ -157,5 +187,15 @@ def test_run_agent_sends_the_policy_each_turn_and_the_trace_shows_it() -> None:
 
 def test_without_a_policy_the_request_carries_no_tool_config() -> None:
     backend = _stand_in(None)
-    run_agent(backend.client(), QUERY, declarations=[LOAD], functions={}, model="gemini-test")
+    run_agent(backend.client(), QUERY, declarations=[LOAD], functions={}, options=RunOptions(model="gemini-test"))
     assert "toolConfig" not in backend.generations()[0].request
+
+
+def test_the_first_policy_with_a_say_sets_the_turn_s_tool_config() -> None:
+    backend = _stand_in()
+    forced = tool_config(Mode.ANY, ["load_skill"])
+    harness = build_harness("on-demand", BAKERY, ASSISTANT_PREAMBLE, *bakery_tools())
+    result = harness.run(backend.client(), QUERY, policies=[OneStepAtATime(), Fixed(forced)],
+                         options=RunOptions(model="gemini-test", max_turns=2))
+    trace = [e.calling for e in result.events if e.kind == "request"]
+    assert trace[0] == "VALIDATED [load_skill]" and trace[1].startswith("VALIDATED [check_calendar")

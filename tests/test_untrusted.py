@@ -9,7 +9,7 @@ import shutil
 import pytest
 from fault_transport import body, embedded, fault_client, generated
 
-from course_utils.agent import UntrustedSkillRoot, build_harness, load_trusted_skills
+from course_utils.agent import RunOptions, UntrustedSkillRoot, build_harness, load_trusted_skills
 from course_utils.bakery import check_calendar, check_calendar_declaration
 from course_utils.files import ConfinedReader
 from course_utils.paths import REPO_ROOT, SKILLS_DIR
@@ -74,7 +74,7 @@ def test_on_demand_the_body_arrives_only_as_a_quoted_tool_result_with_its_source
     client, transport = fault_client(call_then_answer("load_skill", {"name": CAKE}))
     harness = build_harness("on-demand", bakery, "You are a bakery assistant.", [check_calendar_declaration()],
                             {"check_calendar": check_calendar})
-    harness.run(client, "A nut-free cake for Friday?", model="gemini-test")
+    harness.run(client, "A nut-free cake for Friday?", options=RunOptions(model="gemini-test"))
     first, second = (body(r) for r in transport.requests)
     cake = bakery.skills[CAKE].body
     for request in (first, second):
@@ -91,7 +91,7 @@ def test_on_demand_the_body_arrives_only_as_a_quoted_tool_result_with_its_source
 def test_in_the_filesystem_mode_the_body_arrives_only_as_a_read_file_result(bakery):
     path = f"skills/bakery/{CAKE}/SKILL.md"
     client, transport = fault_client(call_then_answer("read_file", {"path": path}))
-    build_harness("filesystem", bakery, base=REPO_ROOT).run(client, "A cake?", model="gemini-test")
+    build_harness("filesystem", bakery, base=REPO_ROOT).run(client, "A cake?", options=RunOptions(model="gemini-test"))
     first, second = (body(r) for r in transport.requests)
     cake = bakery.skills[CAKE].body
     assert path in " ".join(texts_in(first["systemInstruction"]))  # the catalog shows where it comes from

@@ -11,7 +11,7 @@ import pytest
 from course_utils.bakery_eval import load_requests
 from course_utils.paths import DATA_DIR, SKILLS_DIR
 from course_utils.queries import load_queries
-from course_utils.scale import synthetic_skills
+from course_utils.synthetic import synthetic_skills
 from course_utils.skills import SkillLoader
 
 EDGES = ["", " ", "   \t\n", "a",

@@ -23,8 +23,8 @@ from course_utils.audit.checks import shown_path
 from course_utils.audit.report import STANDS_OUT_Z, Finding, Pair, PairSignal
 from course_utils.audit.rules import RULES
 from course_utils.backend.client import EMBEDDING_MODEL, backend_of, embedding_backend
-from course_utils.scale import IndexCache, top_k, unit_rows
-from course_utils.selection import EMBED_BATCH, document_text, embed_texts
+from course_utils.embeddings import EMBED_BATCH, IndexCache, embed_texts, top_k, unit_rows
+from course_utils.selection import document_text
 from course_utils.skills import SkillLoader
 
 TOP_PAIRS = 10

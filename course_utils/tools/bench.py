@@ -108,7 +108,7 @@ def embedding_workloads(loader, count: int = 1000) -> dict[str, list[str]]:
     """`bench`'s two sets of `count` descriptions, by field: the catalog's own descriptions repeated with a numbered
     suffix (`embed_1000_s`: few distinct words), and the first `count` of lesson 10's synthetic
     skills (`embed_1000_synthetic_s`: every description different)."""
-    from course_utils.scale import synthetic_skills
+    from course_utils.synthetic import synthetic_skills
 
     base = [skill.description for skill in loader.skills.values()]
     return {"embed_1000_s": [f"{base[i % len(base)]} (variant {i})" for i in range(count)],
@@ -133,14 +133,14 @@ def topk_ms(rows: int = 10_000, dimension: int | None = None, k: int = 10, queri
     """Median milliseconds per query of cosine + top `k` over `rows` unit vectors, as lesson 10 ranks.
 
     The work is `scale.IndexedSelector`'s per query: one query vector normalised, one product with a
-    contiguous float32 matrix of unit rows, a partial sort (`scale.top_k`). The vectors are random unit
+    contiguous float32 matrix of unit rows, a partial sort (`embeddings.top_k`). The vectors are random unit
     vectors of the local encoder's size (USE, 512 unless `dimension` says otherwise): the cost depends on
     the matrix's shape, not on its values, so this figure needs no model and no embedding.
     """
     import numpy as np
 
     from course_utils.backend.encoders.embed import DIMENSIONS, USE_NAME
-    from course_utils.scale import cosine_scores, top_k, unit_rows
+    from course_utils.embeddings import cosine_scores, top_k, unit_rows
 
     rng = np.random.default_rng(seed)
     size = DIMENSIONS[USE_NAME] if dimension is None else dimension

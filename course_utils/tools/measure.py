@@ -10,8 +10,8 @@
     python -m course_utils measure description-fix held-out
 
 `bakery` runs each request of a split of data/bakery_requests.yaml through each mode of `build_harness` (the loop
-with `tool_policy=one_step_at_a_time`, `refuse_repeats=True` and `stop_at_tools=ANSWERING_TOOLS`, as lesson 04
-runs it; `--tool-policy none` leaves the policy out) on the backend `make_client()` picks: once
+with the policies `OneStepAtATime()`, `RefuseRepeats()` and `StopAt(ANSWERING_TOOLS)`, as lesson 04 runs it;
+`--tool-policy none` leaves `OneStepAtATime` out) on the backend `make_client()` picks: once
 greedily (`--samples 0`), or `--samples N` times at `--temperature` (run k of a request seeded with
 `run_seed(request, k)`, k = 1…N). It writes data/measured/bakery/<split>_<label>.json (the backend, the date, the
 settings and every checklist) and prints the summary. A record is never overwritten. Lesson 04 reads test_fresh.json,
@@ -116,12 +116,12 @@ def refuse_a_second_look(requests: Sequence, folders: Sequence[Path]) -> None:
 
 
 def bakery(args: argparse.Namespace) -> int:
-    from course_utils.agent import build_harness
+    from course_utils.agent import RunOptions, build_harness
     from course_utils.backend.client import backend_of
     from course_utils.bakery import ANSWERING_TOOLS, ASSISTANT_PREAMBLE, NONE_CHOICE, bakery_tools
     from course_utils.bakery_eval import MAX_OUTPUT_TOKENS, MAX_TURNS, SEEDING, load_requests, run_all, summarize
     from course_utils.skills import SkillLoader
-    from course_utils.tool_policy import one_step_at_a_time
+    from course_utils.tool_policy import OneStepAtATime, RefuseRepeats, StopAt
 
     out = args.out or BAKERY_DIR
     path = out / bakery_record_name(args.split, args.label)
@@ -136,12 +136,12 @@ def bakery(args: argparse.Namespace) -> int:
     bakery_skills = SkillLoader.from_root(SKILLS_DIR / "bakery")
     harnesses = {m: build_harness(m, bakery_skills, ASSISTANT_PREAMBLE, *bakery_tools(), none_choice=NONE_CHOICE)
                  for m in args.modes.split(",")}
-    policy = {"one-step-at-a-time": one_step_at_a_time}.get(args.tool_policy)
+    first = [OneStepAtATime()] if args.tool_policy == "one-step-at-a-time" else []
     seeds = list(range(1, args.samples + 1)) or [None]
     checklists = run_all(harnesses, client, requests, seeds=seeds,
                          temperature=args.temperature, progress=lambda jobs: tqdm(jobs, desc="runs"),
-                         max_turns=MAX_TURNS, max_output_tokens=MAX_OUTPUT_TOKENS, refuse_repeats=True,
-                         stop_at_tools=ANSWERING_TOOLS, **({"tool_policy": policy} if policy else {}))
+                         policies=[*first, RefuseRepeats(), StopAt(ANSWERING_TOOLS)],
+                         options=RunOptions(max_turns=MAX_TURNS, max_output_tokens=MAX_OUTPUT_TOKENS))
     backend = backend_of(client)
     record = {"backend": backend.name, "model": backend.generation_label(),
               "date": datetime.date.today().isoformat(), "split": args.split,
