@@ -373,9 +373,7 @@ def claude_code_listing(skills: SkillLoader | Iterable[Skill], context_tokens: i
     listed = [s for s in catalog if not _flag(s, "disable-model-invocation")]
     entry: dict[str, str] = {}
     for s in listed:
-        extra = s.extra.get("when_to_use")
-        full = f"{s.description} {extra.strip()}".strip() if isinstance(extra, str) and extra.strip() else s.description
-        entry[s.name] = full[:entry_chars]
+        entry[s.name] = _entry_full(s)[:entry_chars]
     lines = {s.name: catalog_line(s.name, entry[s.name]) for s in listed}
     whole_cost = len("\n".join(lines.values()))
     if usage is None:
@@ -419,6 +417,16 @@ def _entry_full(skill: Skill) -> str:
 
 def _single_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def listed_entry(harness: str, skill: Skill) -> str:
+    """The text `harness` lists for `skill` when nothing is cut: Claude Code's description with `when_to_use` after
+    it, Codex's description as one line, Gemini CLI's description."""
+    if harness == "claude-code":
+        return _entry_full(skill)
+    if harness == "codex":
+        return _single_line(skill.description)
+    return skill.description
 
 
 def codex_listing(skills: SkillLoader | Iterable[Skill], context_tokens: int | None = 272_000,
