@@ -82,8 +82,9 @@ _RULES = (
          "Lenient readers accept both; strict ones may not find the opening '---'.",
          "Save the file as UTF-8 without a byte-order mark, with LF line endings.", "validation"),
     Rule("SK101", "description-says-what-not-when", "warning",
-         "The description says what the skill does but holds no trigger clause ('Use when …', 'whenever', "
-         "'if the user …', 'à utiliser quand …').",
+         "The description (under Claude Code, with its `when_to_use`, which Claude Code lists with it) says what "
+         "the skill does but holds no trigger clause ('Use when …', 'whenever', 'if the user …', 'à utiliser "
+         "quand …').",
          "The model picks a skill on its description alone; without a 'when' it has nothing to match a request "
          "against.",
          "Add a sentence that says when to use the skill: 'Use when …', naming the requests it answers.", "when"),
