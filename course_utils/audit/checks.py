@@ -6,7 +6,7 @@ of `course_utils.audit.rules`, its fix taken from the rule. `pairs.py` holds the
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,15 +91,15 @@ NO_LISTING = ("The Agent Skills specification sets no listing rule, so no listin
               "sees of each skill depends on the harness. Give --harness claude-code, codex or gemini-cli to see it.")
 
 
-def listing_section(loader: SkillLoader, harness: str, context_tokens: int | None = None,
-                    usage: Mapping[str, float] | None = None) -> ListingSection | NoListing:
-    """The listing `harness` builds (`listing.harness_listing`): its budget and unit, the order it assumed, what the
-    model sees of each skill and why, and the share of the context window it takes. `NoListing` for the spec."""
+def listing_section(loader: SkillLoader, harness: str, context_tokens: int | None = None) -> ListingSection | NoListing:
+    """The listing `harness` builds (`listing.harness_listing`): its budget and unit, the order it assumed (no usage is
+    known to an audit), what the model sees of each skill and why, and the share of the context window it takes.
+    `NoListing` for the spec."""
     if harness not in WINDOWS:
         return NoListing(harness, NO_LISTING)
     window = WINDOWS[harness]
     tokens = context_tokens or window.tokens
-    built = harness_listing(harness, loader, tokens, usage)
+    built = harness_listing(harness, loader, tokens)
     estimate = estimate_tokens(built.text)
     views = tuple(ListingView(v.name, v.seen, v.chars, len(listed_entry(harness, loader.skills[v.name])), v.reason)
                   for v in built.views.values())

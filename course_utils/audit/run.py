@@ -1,9 +1,10 @@
 """`run_audit`: every check of the audit on a skills folder, read-only, into one `AuditReport`.
 
-In order: validation, the listing a harness would cut, descriptions that say what but not when, the pairs
-most likely to be confused (lexical, embedding or both), and with a query file the course's trigger
-evaluation, with what fired instead, the attractor skills and the gate on accuracy. Then the findings the
-selected rules make, and the five most useful of them.
+In order: validation as the chosen harness reads the skills, the listing that harness builds (none for the
+spec), descriptions that say what but not when, the pairs most likely to be confused (lexical, embedding or
+both), and with a query file the course's trigger evaluation, with what fired instead, the attractor skills and
+the gate on accuracy. Then the findings the selected rules make, each on the line of its file it is about
+(`lines.locate`), and the five most useful of them.
 """
 from __future__ import annotations
 
