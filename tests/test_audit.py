@@ -595,6 +595,15 @@ def test_real_claude_code_skills_are_valid_and_listed_as_claude_code_lists_them(
     hint = next(line for line in capsys.readouterr().out.splitlines() if "[argument-hint]" in line
                 and "/deploy/" in line)
     assert hint.startswith(f"::warning file={CLAUDE_SKILLS}/deploy/SKILL.md,line=5,")  # Codex ignores the field
+    jsonschema = pytest.importorskip("jsonschema")
+    assert main(["audit", str(CLAUDE_SKILLS), "--harness", "codex", "--pairs", "lexical", "--format", "sarif"]) == 0
+    log = json.loads(capsys.readouterr().out)
+    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))).validate(log)
+    lines = {r["message"]["text"].split("]")[0]: r["locations"][0]["physicalLocation"]["region"]["startLine"]
+             for r in log["runs"][0]["results"] if r["ruleId"] == "SK004" and "fix-issue" in
+             r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]}
+    assert lines == {"[when_to_use": 4, "[argument-hint": 5, "[disable-model-invocation": 6, "[model": 7,
+                     "[effort": 8}
 
 
 def test_the_spec_harness_simulates_no_listing_and_says_so(tmp_path, capsys):
