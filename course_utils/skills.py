@@ -52,6 +52,8 @@ class Diagnostic:
     severity: Literal["error", "warning"] = "error"
     fix: str | None = None
     """How to fix it, when the message ends with a fix (its last clause)."""
+    line: int | None = None
+    """The file's line the problem is on, when the parser says (a YAML error); else None."""
 
     def __str__(self) -> str:
         where = f" [{self.field}]" if self.field else ""
@@ -289,7 +291,9 @@ def parse_skill(
         where = getattr(err, "problem_mark", None)
         line = f" (frontmatter line {where.line + 1})" if where else ""
         reason = getattr(err, "problem", None) or str(err).splitlines()[0]
-        return None, [*diagnostics, Diagnostic(path, None, f"frontmatter is not valid YAML{line}: {reason}")]
+        first = 1 + text.count("\n", 0, text.find(front, 3)) if front else 2  # the frontmatter's first line
+        return None, [*diagnostics, Diagnostic(path, None, f"frontmatter is not valid YAML{line}: {reason}",
+                                               line=first + where.line if where else None)]
     except safeyaml.YamlRefused as err:
         return None, [*diagnostics, Diagnostic(path, None, f"frontmatter refused: {err}")]
     if not isinstance(data, dict):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,7 +20,8 @@ from hybrid_fakes import FakeModels
 
 from course_utils.audit import RULES, render, render_html, render_text, run_audit
 from course_utils.audit import pairs as audit_pairs
-from course_utils.audit.checks import HARNESSES, validation_code, when_check
+from course_utils.audit.checks import NO_LISTING, WINDOWS, validation_code, when_check
+from course_utils.audit.lines import field_lines
 from course_utils.audit.config import ConfigError, load_settings
 from course_utils.audit.pairs import bm25_matrices, closest_pairs, lexical_pairs
 from course_utils.audit.queryfiles import load_query_file
@@ -176,14 +178,18 @@ def synthetic_folder(root: Path, count: int) -> Path:
 
 def test_each_harness_cuts_its_listing_by_its_own_rule(tmp_path, random_embeddings):
     root = synthetic_folder(tmp_path / "skills", 400)
+    few = synthetic_folder(tmp_path / "few", 120)
     counts = {}
-    for key in HARNESSES:
-        report, _ = run_audit(root, harness=key, client=random_embeddings, progress=False)
+    for key in WINDOWS:
+        report, _ = run_audit(few, harness=key, client=random_embeddings, progress=False, pairs="none")
         counts[key] = report.listing.counts
-        assert sum(counts[key].values()) == 400
+        assert sum(counts[key].values()) == 120 and report.listing.views[0].entry_chars > 0
     assert counts["claude-code"]["name"] > 0 and counts["claude-code"]["cut"] == 0  # whole, then names only
     assert counts["codex"]["cut"] > 0 and counts["codex"]["name"] == 0  # every description shares the room
-    assert counts["gemini-cli"]["whole"] == 400  # no budget of its own
+    assert counts["gemini-cli"]["whole"] == 120  # no budget of its own
+    crowded = run_audit(root, harness="codex", progress=False, pairs="none")[0].listing
+    assert crowded.counts["omitted"] > 0 and crowded.counts["cut"] == 0  # even the names overflow: some left out
+    assert (crowded.budget, crowded.unit) == (5_440, "tokens")
 
 
 # ------------------------------------------------------------------------------------------- a course catalog
@@ -309,7 +315,7 @@ def test_one_skill_folder_is_audited_as_itself(tmp_path, local_client):
     report, _ = run_audit(tmp_path / "csv-profiler", client=local_client, progress=False)
     assert report.skills == 1 and report.pairs is None and report.when.without_when == 1
     assert [f.code for f in report.summary] == ["SK101", "SK102"]
-    assert report.summary[0].file == "csv-profiler/SKILL.md"
+    assert report.summary[0].file == "SKILL.md" and (Path(report.folder) / report.summary[0].file).is_file()
 
 
 def test_an_empty_folder_says_so(tmp_path, local_client):
@@ -369,14 +375,17 @@ def test_sarif_is_valid_sarif_2_1_0(unfinished):
     assert {r["id"] for r in log["runs"][0]["tool"]["driver"]["rules"]} == {f.code for f in report.findings}
     located = next(r for r in results if r["ruleId"] == "SK002")["locations"][0]["physicalLocation"]
     assert located["artifactLocation"]["uri"] == (unfinished / "odd" / "SKILL.md").as_uri()  # outside the cwd
-    assert located["region"]["startLine"] == 1
+    assert located["region"]["startLine"] == 2  # the line of `name: Odd`
+    when = next(r for r in results if r["ruleId"] == "SK101")["locations"][0]["physicalLocation"]
+    assert when["artifactLocation"]["uri"].endswith("pdf-filler/SKILL.md") and when["region"]["startLine"] == 3
 
 
 def test_github_annotations_and_json(unfinished):
     report, _ = run_audit(unfinished, progress=False, pairs="lexical")
     lines = render(report, "github").splitlines()
-    assert lines[0].startswith(f"::error file={unfinished}/odd/SKILL.md,line=1,title=SK002 name-invalid::")
-    assert any(line.startswith("::warning ") and "SK101" in line for line in lines)
+    assert lines[0].startswith(f"::error file={unfinished}/odd/SKILL.md,line=2,title=SK002 name-invalid::")
+    assert any(line.startswith(f"::warning file={unfinished}/pdf-filler/SKILL.md,line=3,") and "SK101" in line
+               for line in lines)
     data = json.loads(render(report, "json"))
     assert data["findings"][0]["code"] == "SK002" and data["findings"][0]["fix"] == RULES["SK002"].fix
 
@@ -454,11 +463,12 @@ def test_the_command_writes_sarif_json_and_a_self_contained_page(tmp_path, monke
     assert main(["audit", str(WORKPLACE), "--harness", "codex", "--html", str(page), "--json", str(report),
                  "--format", "sarif", "--output", str(sarif)]) == 0
     data = json.loads(report.read_text(encoding="utf-8"))
-    assert data["listing"]["harness"] == "Codex" and json.loads(sarif.read_text())["version"] == "2.1.0"
+    assert (data["listing"]["label"], data["listing"]["unit"]) == ("Codex", "tokens")
+    assert json.loads(sarif.read_text())["version"] == "2.1.0"
     html = page.read_text(encoding="utf-8")
     for key, title in SECTIONS:
         assert f'<section id="{key}"><h2>{title}</h2>' in html
-    assert "http://" not in html and "https://" not in html and "<script" not in html
+    assert not re.search(r"""(src|href)=["']?(https?:|//)""", html) and "<script" not in html
     assert html.count("data:image/png;base64,") == 2  # the listing and the pairs; no trigger run
 
 
@@ -555,3 +565,73 @@ def test_a_neutral_skill_is_not_a_confusion():
                 {"expected": "a", "got": "router", "query": "q3"}]
     found = confusions(SimpleNamespace(mistakes=mistakes), {"q1": ("router",)})
     assert [(c.expected, c.got, c.count) for c in found] == [("a", "b", 1), ("a", "router", 1)]
+
+
+# ------------------------------------------------------------------------------------------- harnesses and lines
+
+CLAUDE_SKILLS = Path(__file__).parent / "fixtures" / "claude_code_skills"
+
+
+def test_real_claude_code_skills_are_valid_and_listed_as_claude_code_lists_them(capsys):
+    """Done means (issue 53): skills using disable-model-invocation and argument-hint are valid under claude-code,
+    each listed as Claude Code lists it; the user-only skill is removed, and when_to_use counts as saying when."""
+    assert main(["audit", str(CLAUDE_SKILLS), "--harness", "claude-code", "--pairs", "lexical", "--format",
+                 "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["skills"] == 3 and data["validation"]["findings"] == [] and data["harness"] == "claude-code"
+    listing = data["listing"]
+    assert {v["skill"]: v["seen"] for v in listing["views"]} == {
+        "deploy": "removed", "fix-issue": "whole", "explain-code": "whole"}
+    assert next(v for v in listing["views"] if v["skill"] == "deploy")["reason"] == "disable-model-invocation: true"
+    assert (listing["budget"], listing["unit"]) == (8_000, "characters")
+    assert listing["order"].startswith("no usage known")  # the order assumed, stated
+    fix_issue = next(v for v in listing["views"] if v["skill"] == "fix-issue")
+    assert fix_issue["chars"] == fix_issue["entry_chars"] > len("Fix a GitHub issue by number")  # when_to_use too
+    assert {f["code"] for f in data["findings"]} == {"SK102"}  # fix-issue's when_to_use says when: no SK101
+    assert main(["audit", str(CLAUDE_SKILLS), "--harness", "claude-code", "--pairs", "lexical"]) == 0
+    text = capsys.readouterr().out
+    assert "0 error(s), 0 warning(s)" in text and "  deploy: removed (disable-model-invocation: true)" in text
+    assert "order: no usage known: the catalog's order" in text and "budget 8,000 characters" in text
+    assert main(["audit", str(CLAUDE_SKILLS), "--harness", "codex", "--pairs", "lexical", "--format", "github"]) == 0
+    hint = next(line for line in capsys.readouterr().out.splitlines() if "[argument-hint]" in line
+                and "/deploy/" in line)
+    assert hint.startswith(f"::warning file={CLAUDE_SKILLS}/deploy/SKILL.md,line=5,")  # Codex ignores the field
+    jsonschema = pytest.importorskip("jsonschema")
+    assert main(["audit", str(CLAUDE_SKILLS), "--harness", "codex", "--pairs", "lexical", "--format", "sarif"]) == 0
+    log = json.loads(capsys.readouterr().out)
+    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))).validate(log)
+    lines = {r["message"]["text"].split("]")[0]: r["locations"][0]["physicalLocation"]["region"]["startLine"]
+             for r in log["runs"][0]["results"] if r["ruleId"] == "SK004" and "fix-issue" in
+             r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]}
+    assert lines == {"[when_to_use": 4, "[argument-hint": 5, "[disable-model-invocation": 6, "[model": 7,
+                     "[effort": 8}
+
+
+def test_the_spec_harness_simulates_no_listing_and_says_so(tmp_path, capsys):
+    root = tmp_path / "skills"
+    write_skill(root, "csv-profiler", "Profiles CSV files. Use when someone shares an export. Not for SQL.")
+    report, _ = run_audit(root, harness="spec", progress=False, pairs="none")
+    assert report.listing.reason == NO_LISTING and not any(f.code.startswith("SK2") for f in report.findings)
+    assert f"Listing (spec): none. {NO_LISTING}" in render_text(report).splitlines()
+    assert json.loads(render(report, "json"))["listing"] == {"harness": "spec", "reason": NO_LISTING}
+    html = render_html(report)
+    assert 'class="no-listing"' in html and "sets no listing rule" in html and "data:image/png" not in html
+    assert main(["audit", str(root), "--harness", "spec", "--pairs", "lexical"]) == 0
+    assert "Listing (spec): none." in capsys.readouterr().out
+
+
+def test_field_lines_find_top_level_and_nested_keys():
+    text = ('\ufeff---\nname: x\n"description": >-\n  Folded\n  text: not a key\nmetadata:\n  author: me\n'
+            "  # a comment\n  version: '1'\nallowed-tools:\n  - Bash(git:*)\n---\nbody: not frontmatter\n")
+    assert field_lines(text) == {"name": 2, "description": 3, "metadata": 6, "metadata.author": 7,
+                                 "metadata.version": 9, "allowed-tools": 10}  # "text:" is in the folded value
+    assert field_lines("no frontmatter\nname: x\n") == {}
+
+
+def test_a_yaml_error_is_on_its_own_line(tmp_path):
+    root = tmp_path / "skills"
+    (root / "broken").mkdir(parents=True)
+    (root / "broken" / "SKILL.md").write_text("---\nname: broken\ndescription: a: b\n---\nbody\n", encoding="utf-8")
+    report, _ = run_audit(root, progress=False, pairs="none")
+    broken = next(f for f in report.findings if f.code == "SK001")
+    assert (broken.file, broken.line) == (str(Path("broken") / "SKILL.md"), 3)

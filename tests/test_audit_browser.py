@@ -55,3 +55,29 @@ def test_the_report_renders_and_prints_in_chromium(report_page, chromium, tmp_pa
             browser.close()
     assert [url for url in requests if not url.startswith(("file:", "data:"))] == []  # nothing fetched
     assert pdf.startswith(b"%PDF") and len(re.findall(rb"/Type\s*/Page[^s]", pdf)) >= 3
+
+
+def test_the_listing_section_shows_what_the_model_sees_in_chromium(chromium, tmp_path):  # noqa: F811
+    from playwright.sync_api import sync_playwright
+    from test_audit import CLAUDE_SKILLS
+
+    pages = {}
+    for harness in ("claude-code", "spec"):
+        report, figures = run_audit(CLAUDE_SKILLS, harness=harness, pairs="lexical", progress=False)
+        pages[harness] = tmp_path / f"{harness}.html"
+        pages[harness].write_text(render_html(report, figures), encoding="utf-8")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.goto(pages["claude-code"].as_uri())
+            rows = page.locator("#listing table.listing tbody tr")
+            assert rows.count() == 1 and rows.first.inner_text().split("\t")[:2] == ["deploy", "removed"]
+            assert "no usage known" in page.locator("#listing p.order").inner_text()
+            assert page.locator("#listing img").evaluate("i => i.complete && i.naturalWidth > 0")
+            page.goto(pages["spec"].as_uri())
+            note = page.locator("#listing p.no-listing")
+            assert note.is_visible() and "sets no listing rule" in note.inner_text()
+            assert page.locator("#listing img").count() == 0
+        finally:
+            browser.close()

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_utils.audit.report import Finding, ListingFate, ListingSection, WhenRow, WhenSection
+from course_utils.audit.report import Finding, ListingSection, ListingView, NoListing, WhenRow, WhenSection
 from course_utils.audit.rules import RULES, SEVERITIES
-from course_utils.listing import CLAUDE_CODE, CODEX, GEMINI_CLI, ListingBudget, render_listing
+from course_utils.listing import HARNESS_LABELS, harness_listing, listed_entry
 from course_utils.skills import Diagnostic, Skill, SkillLoader
 from course_utils.tokens import estimate_tokens
 
@@ -55,7 +55,8 @@ def validation_findings(diagnostics: Sequence[Diagnostic], root: Path) -> list[F
         severity = RULES[code].severity if diagnostic.severity == "error" else min(
             RULES[code].severity, diagnostic.severity, key=SEVERITIES.index)
         found.append(Finding(code, severity, f"{where}{diagnostic.message}", RULES[code].fix, "validation", file,
-                             file=file, skill=Path(file).parts[0] if Path(file).parts else None))
+                             file=file, skill=Path(file).parts[0] if Path(file).parts else None,
+                             line=diagnostic.line, field=diagnostic.field))
     return found
 
 
@@ -72,50 +73,62 @@ def shown_path(path: Path, root: Path) -> str:
 
 
 @dataclass(frozen=True)
-class Harness:
-    """A harness whose listing `audit` reproduces: its budget, and the context window it is computed from."""
+class Window:
+    """The context window `audit` assumes for a harness's model, and where that number comes from."""
 
-    budget: ListingBudget
-    context_tokens: int
-    window_source: str
+    tokens: int
+    source: str
 
 
-HARNESSES = {
-    "claude-code": Harness(CLAUDE_CODE, 200_000, "Claude Code's default context window"),
-    "codex": Harness(CODEX, 272_000, "the window of a Codex log quoted in openai/codex#24299"),
-    "gemini-cli": Harness(GEMINI_CLI, 1_048_576, "Gemini 2.5's input limit"),
+WINDOWS = {
+    "claude-code": Window(200_000, "Claude Code's default context window"),
+    "codex": Window(272_000, "the window of a Codex log quoted in openai/codex#24299"),
+    "gemini-cli": Window(1_048_576, "Gemini 2.5's input limit"),
 }
-"""The harnesses `audit --harness` knows; their listing rules and sources are in `course_utils.listing`."""
+"""The harnesses whose listing `audit` builds; their rules and sources are in `course_utils.listing`."""
+
+NO_LISTING = ("The Agent Skills specification sets no listing rule, so no listing is simulated: what the model "
+              "sees of each skill depends on the harness. Give --harness claude-code, codex or gemini-cli to see it.")
 
 
-def listing_section(loader: SkillLoader, harness: Harness, context_tokens: int | None = None) -> ListingSection:
-    """The listing `harness` would give the model: its budget, what became of each skill, the context share."""
-    window = context_tokens or harness.context_tokens
-    listing = render_listing(loader, harness.budget, window)
-    tokens = estimate_tokens(listing.text)
-    return ListingSection(
-        harness.budget.name, window, harness.window_source, listing.budget_chars, len(listing.text), tokens,
-        tokens / window, dict(listing.counts),
-        tuple(ListingFate(name, fate, len(loader.skills[name].description)) for name, fate in listing.fates.items()))
+def listing_section(loader: SkillLoader, harness: str, context_tokens: int | None = None) -> ListingSection | NoListing:
+    """The listing `harness` builds (`listing.harness_listing`): its budget and unit, the order it assumed (no usage is
+    known to an audit), what the model sees of each skill and why, and the share of the context window it takes.
+    `NoListing` for the spec."""
+    if harness not in WINDOWS:
+        return NoListing(harness, NO_LISTING)
+    window = WINDOWS[harness]
+    tokens = context_tokens or window.tokens
+    built = harness_listing(harness, loader, tokens)
+    estimate = estimate_tokens(built.text)
+    views = tuple(ListingView(v.name, v.seen, v.chars, len(listed_entry(harness, loader.skills[v.name])), v.reason)
+                  for v in built.views.values())
+    return ListingSection(harness, HARNESS_LABELS[harness], tokens,
+                          window.source if context_tokens is None else "--context-tokens",
+                          built.budget or None, built.unit,  # Gemini CLI's 0: no budget of its own
+                          built.used, built.order, built.source, len(built.text), estimate, estimate / tokens,
+                          dict(built.counts), views)
 
 
-def listing_findings(listing: ListingSection, loader: SkillLoader) -> list[Finding]:
-    """SK201 for each skill listed by name only or not at all, SK202 for each description cut short."""
+def listing_findings(listing: ListingSection | NoListing, loader: SkillLoader) -> list[Finding]:
+    """SK201 for each skill listed by name only or left out, SK202 for each entry cut short. A skill `removed`
+    (it asked not to be chosen by the model) makes no finding: the listing does what its author asked."""
+    if isinstance(listing, NoListing):
+        return []
     found = []
-    for fate in listing.fates:
-        file = shown_path(loader.skills[fate.skill].path, loader.skills[fate.skill].path.parent.parent)
-        if fate.fate in ("name", "dropped"):
-            what = "by name only" if fate.fate == "name" else "not at all"
+    for view in listing.views:
+        path = loader.skills[view.skill].path
+        where = dict(file=shown_path(path, path.parent.parent), skill=view.skill, field="description")
+        if view.seen in ("name", "omitted"):
+            what = "by name only" if view.seen == "name" else "not at all (omitted)"
             found.append(Finding("SK201", RULES["SK201"].severity,
-                                 f"{fate.skill} is listed {what}: {listing.harness}'s listing budget is "
-                                 f"{listing.budget_chars:,} characters and the folder's listing needs more",
-                                 RULES["SK201"].fix, "listing", f"{fate.skill} ({fate.fate})", file=file,
-                                 skill=fate.skill))
-        elif fate.fate == "cut":
+                                 f"{view.skill} is listed {what} in {listing.label}'s listing: {view.reason}",
+                                 RULES["SK201"].fix, "listing", f"{view.skill} ({view.seen})", **where))
+        elif view.seen == "cut":
             found.append(Finding("SK202", RULES["SK202"].severity,
-                                 f"{fate.skill}'s description ({fate.description_chars:,} characters) is cut short "
-                                 f"in {listing.harness}'s listing", RULES["SK202"].fix, "listing",
-                                 f"{fate.skill} (cut)", file=file, skill=fate.skill))
+                                 f"{view.skill}'s entry is cut to {view.chars:,} of {view.entry_chars:,} characters "
+                                 f"in {listing.label}'s listing: {view.reason}", RULES["SK202"].fix, "listing",
+                                 f"{view.skill} (cut)", **where))
     return found
 
 
@@ -135,20 +148,25 @@ WHEN_RULE = ('A description says *when* if it holds a trigger clause: "use when"
              '"use if", "when the user/someone/you …", "whenever", "if the user", "triggers on", "invoke when", or in '
              'French "à utiliser", "utiliser quand/lorsque/si/pour", "quand", "lorsque". It excludes if it holds '
              '"not for", "do not use", "never", "instead", "except", "rather than", or "pas pour", "ne pas", "jamais", '
-             '"sauf". Case is ignored; the rule reads words, not meaning.')
+             '"sauf". Case is ignored; the rule reads words, not meaning. Under Claude Code it reads the description '
+             'with `when_to_use`, as Claude Code lists the two together.')
 
 
-def when_check(skill: Skill) -> WhenRow:
-    """Whether the description says when to use the skill and when not to, with the words that say it."""
-    when = WHEN_PATTERN.search(skill.description)
-    excludes = NOT_FOR_PATTERN.search(skill.description)
+def when_check(skill: Skill, harness: str | None = None) -> WhenRow:
+    """Whether the description says when to use the skill and when not to, with the words that say it.
+
+    With `harness`, the text read is what that harness lists (`listing.listed_entry`): for Claude Code the
+    description and `when_to_use`."""
+    text = listed_entry(harness, skill) if harness in WINDOWS else skill.description
+    when = WHEN_PATTERN.search(text)
+    excludes = NOT_FOR_PATTERN.search(text)
     return WhenRow(skill.name, when is not None, when.group(0) if when else None, excludes is not None,
                    excludes.group(0) if excludes else None)
 
 
-def when_section(loader: SkillLoader) -> WhenSection:
+def when_section(loader: SkillLoader, harness: str | None = None) -> WhenSection:
     """The rule, and one row per skill (see `when_check`)."""
-    return WhenSection(WHEN_RULE, tuple(when_check(skill) for skill in loader.skills.values()))
+    return WhenSection(WHEN_RULE, tuple(when_check(skill, harness) for skill in loader.skills.values()))
 
 
 def when_findings(when: WhenSection, loader: SkillLoader) -> list[Finding]:
@@ -156,12 +174,12 @@ def when_findings(when: WhenSection, loader: SkillLoader) -> list[Finding]:
     found = []
     for row in when.rows:
         path = loader.skills[row.skill].path
-        file = shown_path(path, path.parent.parent)
+        where = dict(file=shown_path(path, path.parent.parent), skill=row.skill, field="description")
         if not row.says_when:
             found.append(Finding("SK101", RULES["SK101"].severity,
                                  f"{row.skill}'s description says what the skill does but not when to use it",
-                                 RULES["SK101"].fix, "when", row.skill, file=file, skill=row.skill))
+                                 RULES["SK101"].fix, "when", row.skill, **where))
         if not row.excludes:
             found.append(Finding("SK102", RULES["SK102"].severity, f"{row.skill}'s description excludes nothing",
-                                 RULES["SK102"].fix, "when", row.skill, file=file, skill=row.skill))
+                                 RULES["SK102"].fix, "when", row.skill, **where))
     return found

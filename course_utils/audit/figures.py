@@ -8,10 +8,10 @@ from matplotlib.figure import Figure
 
 from course_utils.audit.report import ListingSection, PairSignal
 from course_utils.evaluation import Report
-from course_utils.listing import FATES
+from course_utils.listing import SEEN
 from course_utils.plots import rate_bars
 
-FATE_COLOURS = {"whole": "#2e7d32", "cut": "#f9a825", "name": "#e65100", "dropped": "#b71c1c"}
+SEEN_COLOURS = {"whole": "#2e7d32", "cut": "#f9a825", "name": "#e65100", "removed": "#90a4ae", "omitted": "#b71c1c"}
 
 
 def png(figure: Figure) -> bytes:
@@ -21,21 +21,22 @@ def png(figure: Figure) -> bytes:
 
 
 def listing_figure(listing: ListingSection) -> bytes:
-    """One bar: how many skills the harness lists whole, cut, by name only, or not at all."""
+    """One bar: how many skills the model sees whole, cut, by name only, removed or omitted in the listing."""
     figure = Figure(figsize=(7, 1.6))
     ax = figure.subplots()
     left = 0
-    for fate in FATES:
-        count = listing.counts.get(fate, 0)
+    for seen in SEEN:
+        count = listing.counts.get(seen, 0)
         if count:
-            ax.barh([0], [count], left=left, color=FATE_COLOURS[fate], label=f"{fate} ({count:,})")
+            ax.barh([0], [count], left=left, color=SEEN_COLOURS[seen], label=f"{seen} ({count:,})")
             left += count
     ax.set_yticks([])
     ax.set_xlim(0, max(left, 1))
     ax.set_xlabel("skills")
-    ax.set_title(f"{listing.harness}: {listing.listing_chars:,} of {listing.budget_chars:,} characters")
+    ax.set_title(f"{listing.label}: {listing.used:,} {listing.unit}"
+                 + ("" if listing.budget is None else f" of a budget of {listing.budget:,}"))
     if left:
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=4, frameon=False)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=5, frameon=False)
     return png(figure)
 
 

@@ -167,5 +167,5 @@ def pair_findings(signal: PairSignal, loader: SkillLoader) -> list[Finding]:
                              f"{p.a} and {p.b}: their descriptions' {what} {p.score:.2f} stands out ({p.z:.1f} "
                              f"standard deviations above the folder's mean)", RULES[code].fix, "pairs",
                              f"{p.a} / {p.b}", file=shown_path(path, path.parent.parent), skill=p.a, weight=p.z,
-                             other=p.b))
+                             other=p.b, field="description"))
     return found

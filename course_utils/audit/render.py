@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from course_utils.audit.report import AuditReport, Finding
+from course_utils.audit.report import AuditReport, Finding, ListingSection, NoListing
 from course_utils.audit.rules import RULES
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -22,6 +22,10 @@ SECTIONS = (("summary", "Summary: the most useful fixes"), ("findings", "Finding
             ("trigger", "Trigger evaluation"))
 MAX_ROWS = 200
 """Rows a table shows before it says how many more the JSON report holds."""
+MAX_TEXT_ROWS = 10
+"""Skills the text report names under the listing before it says how many more the JSON report holds."""
+SEEN_WORDS = {"whole": "whole", "cut": "cut", "name": "name only", "removed": "removed", "omitted": "omitted"}
+"""How the text and the page say what the model sees of a skill (`listing.SEEN`)."""
 
 
 def render_text(report: AuditReport) -> str:
@@ -33,8 +37,8 @@ def render_text(report: AuditReport) -> str:
              f"invalid file(s); {errors} error(s), {warnings} warning(s); {report.seconds:.1f} s"]
     if report.changed is not None:
         lines.append(f"Changed skills only: {', '.join(report.changed) or '(none)'}")
-    lines += [f"{Path(report.folder) / f.file if f.file else report.folder}:{f.line}: {f.code} [{f.severity}] "
-              f"{f.message}" for f in report.findings]
+    lines += [f"{_where(report.folder, f)}: {f.code} [{f.severity}] {f.message}" for f in report.findings]
+    lines += listing_lines(report.listing)
     if not report.summary:
         lines.append("No fix to suggest: every check passed.")
     else:
@@ -48,6 +52,31 @@ def render_text(report: AuditReport) -> str:
     return "\n".join(lines)
 
 
+def _where(folder: str, finding: Finding) -> str:
+    """`file:line` of a finding, or the folder for one about no file."""
+    return f"{Path(folder) / finding.file}:{finding.line or 1}" if finding.file else folder
+
+
+def listing_lines(listing: ListingSection | NoListing) -> list[str]:
+    """The listing in text: the harness, its budget and unit, the order it assumed, how many skills the model sees
+    each way, then each skill it does not see whole (the first `MAX_TEXT_ROWS`) with why."""
+    if isinstance(listing, NoListing):
+        return [f"Listing ({listing.harness}): none. {listing.reason}"]
+    counts = ", ".join(f"{count:,} {SEEN_WORDS[seen]}" for seen, count in listing.counts.items())
+    lines = [f"Listing ({listing.label}, {listing.context_tokens:,}-token window: {listing.window_source}): "
+             f"{budget_words(listing)}, used {listing.used:,}; order: {listing.order}; {counts}"]
+    hidden = [v for v in listing.views if v.seen != "whole"]
+    lines += [f"  {v.skill}: {SEEN_WORDS[v.seen]} ({v.reason})" for v in hidden[:MAX_TEXT_ROWS]]
+    if len(hidden) > MAX_TEXT_ROWS:
+        lines.append(f"  … and {len(hidden) - MAX_TEXT_ROWS:,} more: all are in the JSON report")
+    return lines
+
+
+def budget_words(listing: ListingSection) -> str:
+    """`budget 8,000 characters`, or that the harness has none of its own."""
+    return "no budget of its own" if listing.budget is None else f"budget {listing.budget:,} {listing.unit}"
+
+
 def render_json(report: AuditReport) -> str:
     return json.dumps(report.to_dict(), indent=2, ensure_ascii=False)
 
@@ -58,7 +87,7 @@ def _sarif_result(finding: Finding, folder: str) -> dict[str, Any]:
                               "properties": {"fix": finding.fix, "evidence": f"{finding.section}: {finding.evidence}"}}
     if finding.file:
         result["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": _uri(folder, finding.file)},
-                                                     "region": {"startLine": finding.line}}}]
+                                                     "region": {"startLine": finding.line or 1}}}]
     return result
 
 
@@ -100,7 +129,7 @@ def render_github(report: AuditReport) -> str:
     command = {"error": "error", "warning": "warning", "info": "notice"}
     lines = []
     for f in report.findings:
-        where = f"file={_escape_property(str(Path(report.folder) / f.file))},line={f.line}," if f.file else ""
+        where = f"file={_escape_property(str(Path(report.folder) / f.file))},line={f.line or 1}," if f.file else ""
         lines.append(f"::{command[f.severity]} {where}title={_escape_property(f.code + ' ' + RULES[f.code].name)}::"
                      f"{_escape_data(f.message + '. Fix: ' + f.fix)}")
     return "\n".join(lines)
@@ -122,7 +151,9 @@ def render_html(report: AuditReport, figures: dict[str, bytes] | None = None) ->
     from course_utils.audit.figures import listing_figure, pairs_figure, rates_figure
 
     figures = dict(figures or {})
-    images = {"listing": _data_uri(listing_figure(report.listing))}
+    images = {}
+    if isinstance(report.listing, ListingSection):
+        images["listing"] = _data_uri(listing_figure(report.listing))
     for signal in report.pairs.signals if report.pairs else ():
         if signal.pairs:
             images[f"pairs-{signal.signal}"] = _data_uri(pairs_figure(signal))
@@ -134,4 +165,4 @@ def render_html(report: AuditReport, figures: dict[str, bytes] | None = None) ->
                               autoescape=select_autoescape(default=True, default_for_string=True),
                               trim_blocks=True, lstrip_blocks=True)
     return environment.get_template("report.html.j2").render(
-        report=report, sections=SECTIONS, images=images, rules=RULES, max_rows=MAX_ROWS)
+        report=report, sections=SECTIONS, images=images, rules=RULES, max_rows=MAX_ROWS, seen_words=SEEN_WORDS)

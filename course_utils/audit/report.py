@@ -35,10 +35,13 @@ class Finding:
     evidence: str
     file: str | None = None
     skill: str | None = None
-    line: int = 1
+    line: int | None = None
+    """The line of `file` the finding is about (see `audit.lines.locate`); None without a file."""
     weight: float = 0.0
     other: str | None = None
     """The second skill of a pair or of a confusion, if any."""
+    field: str | None = None
+    """The frontmatter field the finding is about (`description`, `metadata.author`), if any: it gives `line`."""
 
 
 @dataclass(frozen=True)
@@ -66,23 +69,45 @@ class ValidationSection:
 
 
 @dataclass(frozen=True)
-class ListingFate:
+class ListingView:
+    """What the model sees of one skill in the harness's listing (`listing.SEEN`: whole, cut, name, removed,
+    omitted), how many characters of its entry, out of how many, and why."""
+
     skill: str
-    fate: str
-    description_chars: int
+    seen: str
+    chars: int
+    entry_chars: int
+    reason: str
 
 
 @dataclass(frozen=True)
 class ListingSection:
+    """The listing a harness builds for the folder (`listing.harness_listing`): its budget in its unit, the order
+    that decides who gives way (said in words, e.g. that no usage was known), and one view per skill."""
+
     harness: str
+    label: str
     context_tokens: int
     window_source: str
-    budget_chars: int
+    budget: int | None
+    """None when the harness has no budget of its own (Gemini CLI)."""
+    unit: str
+    used: int
+    order: str
+    source: str
     listing_chars: int
     listing_tokens: int
     context_share: float
     counts: dict[str, int]
-    fates: tuple[ListingFate, ...]
+    views: tuple[ListingView, ...]
+
+
+@dataclass(frozen=True)
+class NoListing:
+    """A harness with no listing rule (the Agent Skills spec): no listing is simulated, and `reason` says so."""
+
+    harness: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -233,7 +258,7 @@ class AuditReport:
     harness: str
     skills: int
     validation: ValidationSection
-    listing: ListingSection
+    listing: ListingSection | NoListing
     when: WhenSection
     pairs: PairsSection | None
     trigger: TriggerSection | None

@@ -50,9 +50,14 @@ _RULES = (
          "Write a description of at most 1,024 characters that says what the skill does and when to use it.",
          "validation"),
     Rule("SK004", "field-unknown", "error",
-         "The frontmatter holds a field the Agent Skills specification does not define.",
-         "The reference validator rejects unknown fields; a harness may ignore them or refuse the file.",
-         "Remove the field, or move it under `metadata`.", "validation"),
+         "The frontmatter holds a field the chosen harness does not read (under `--harness spec`, a field the "
+         "Agent Skills specification does not define), or one of its own fields with a value of the wrong kind.",
+         "The reference validator rejects fields outside the spec; a harness ignores fields it does not read, and "
+         "a field meant for another harness works only at the top level, where that harness reads it.",
+         "Keep a field another harness defines if the skill is for that harness, and audit it with that harness "
+         "(`--harness claude-code`); never move it under `metadata`, where it has no effect. Remove a field no "
+         "harness reads, or move your own data under `metadata`; give a harness's field the value it documents.",
+         "validation"),
     Rule("SK005", "field-invalid", "error",
          "`compatibility`, `metadata`, `license` or `allowed-tools` has the wrong type or length.",
          "The reference validator rejects the file; metadata must map text keys to text values.",
@@ -77,8 +82,9 @@ _RULES = (
          "Lenient readers accept both; strict ones may not find the opening '---'.",
          "Save the file as UTF-8 without a byte-order mark, with LF line endings.", "validation"),
     Rule("SK101", "description-says-what-not-when", "warning",
-         "The description says what the skill does but holds no trigger clause ('Use when …', 'whenever', "
-         "'if the user …', 'à utiliser quand …').",
+         "The description (under Claude Code, with its `when_to_use`, which Claude Code lists with it) says what "
+         "the skill does but holds no trigger clause ('Use when …', 'whenever', 'if the user …', 'à utiliser "
+         "quand …').",
          "The model picks a skill on its description alone; without a 'when' it has nothing to match a request "
          "against.",
          "Add a sentence that says when to use the skill: 'Use when …', naming the requests it answers.", "when"),
@@ -87,11 +93,15 @@ _RULES = (
          "A skill that cannot say 'not me' fires on its neighbours' requests.",
          "Add a 'Not for …' clause naming the requests that belong to a neighbouring skill or to no skill.", "when"),
     Rule("SK201", "hidden-by-listing", "error",
-         "Under the harness's listing budget the skill is listed by name only, or not at all.",
-         "A skill the model sees by name only is chosen blind; one not listed cannot be chosen.",
-         "Shorten descriptions or remove skills until the listing fits the harness's budget.", "listing"),
+         "In the listing the harness builds under its budget, the model sees the skill by name only, or not at all "
+         "(omitted). A skill removed on purpose (`disable-model-invocation: true`, Codex's "
+         "`allow_implicit_invocation: false`) is not a finding.",
+         "A skill the model sees by name only is chosen blind; one left out cannot be chosen.",
+         "Shorten descriptions or remove skills until the listing fits the harness's budget; for Claude Code, "
+         "set `disable-model-invocation: true` on skills only you invoke, which frees their room.", "listing"),
     Rule("SK202", "cut-by-listing", "warning",
-         "The harness cuts the skill's description short in its listing.",
+         "The harness cuts the skill's entry short in its listing: Claude Code at 1,536 characters of the "
+         "description and `when_to_use`, Codex when it shares its budget out among the descriptions.",
          "The words after the cut never reach the model.",
          "Put the trigger words first, and shorten the description.", "listing"),
     Rule("SK301", "confusable-pair-embedding", "warning",

@@ -1,9 +1,10 @@
 """`run_audit`: every check of the audit on a skills folder, read-only, into one `AuditReport`.
 
-In order: validation, the listing a harness would cut, descriptions that say what but not when, the pairs
-most likely to be confused (lexical, embedding or both), and with a query file the course's trigger
-evaluation, with what fired instead, the attractor skills and the gate on accuracy. Then the findings the
-selected rules make, and the five most useful of them.
+In order: validation as the chosen harness reads the skills, the listing that harness builds (none for the
+spec), descriptions that say what but not when, the pairs most likely to be confused (lexical, embedding or
+both), and with a query file the course's trigger evaluation, with what fired instead, the attractor skills and
+the gate on accuracy. Then the findings the selected rules make, each on the line of its file it is about
+(`lines.locate`), and the five most useful of them.
 """
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from course_utils.audit.checks import (HARNESSES, listing_findings, listing_section, shown_path, validation_findings,
+from course_utils.audit.checks import (listing_findings, listing_section, shown_path, validation_findings,
                                        when_findings, when_section)
+from course_utils.audit.lines import locate
 from course_utils.audit.pairs import embedding_pairs, lexical_pairs, pair_findings
 from course_utils.audit.queryfiles import QueryFile, load_query_file
 from course_utils.audit.report import (
@@ -210,14 +212,14 @@ def trigger_findings(trigger: TriggerSection, loader: SkillLoader) -> list[Findi
         found.append(Finding("SK401", RULES["SK401"].severity, f"{text} ({best.selector})", RULES["SK401"].fix,
                              "trigger", f"{best.selector}, {shown}", file=file_of(c.got or c.expected),
                              skill=c.got or c.expected, weight=c.count,
-                             other=c.expected if c.got and c.expected else None))
+                             other=c.expected if c.got and c.expected else None, field="description"))
     if trigger.attractors and trigger.attractors[0].taken >= MIN_CONFUSIONS:
         a = trigger.attractors[0]
         found.append(Finding("SK402", RULES["SK402"].severity,
                              f"{a.skill} takes the most queries that are not its own ({best.selector}): {a.stolen} "
                              f"meant for other skills, {a.false_triggers} meant for none", RULES["SK402"].fix,
                              "trigger", f"{best.selector}, attractors", file=file_of(a.skill), skill=a.skill,
-                             weight=a.taken))
+                             weight=a.taken, field="description"))
     if trigger.gate is not None:
         for selector, rate in trigger.gate.rows:
             if (rate.low or 0) < trigger.gate.min_accuracy:
@@ -281,9 +283,9 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
     invalid = len({f.file for f in problems if f.severity == "error"})
     validation = ValidationSection(len(loader.skills), invalid, tuple(problems))
     bar.update()
-    listing = listing_section(loader, HARNESSES[harness], context_tokens)
+    listing = listing_section(loader, harness, context_tokens)
     bar.update()
-    when = when_section(loader)
+    when = when_section(loader, harness)
     bar.update()
     signals = []
     if len(loader.skills) >= 2:
@@ -310,7 +312,7 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
                                 RULES["SK008"].fix, "validation", str(root)))
     if only is not None:
         findings = [f for f in findings if f.skill is None or f.skill in only or f.other in only]
-    findings = selected(findings, select, ignore)
+    findings = locate(selected(findings, select, ignore), root, loader)
     findings.sort(key=lambda f: (-SEVERITIES.index(f.severity), f.code, f.file or "", f.message))
     report = AuditReport(str(root), harness, len(loader.skills), validation, listing, when, pair_section, trigger,
                          tuple(findings), summarise(findings), time.perf_counter() - started,

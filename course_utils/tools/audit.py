@@ -11,10 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from course_utils.audit.checks import HARNESSES
 from course_utils.audit.config import PAIRS, ConfigError, check, load_settings
 from course_utils.audit.render import FORMATS, render, render_html, render_json
 from course_utils.audit.rules import RULES, SEVERITIES, rule
+from course_utils.harnesses import HARNESSES
 from course_utils.audit.run import changed_skills, fails, run_audit
 from course_utils.queries import QuerySetError
 from course_utils.trigger import SELECTORS
@@ -125,8 +125,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     command.add_argument("--changed", action="store_true",
                          help="audit only the skills changed since --since, and the queries that name them")
     command.add_argument("--since", default="HEAD", metavar="REF", help="the git revision --changed compares with")
-    command.add_argument("--harness", choices=tuple(HARNESSES), help="whose listing budget to apply "
-                                                                      "(default claude-code)")
+    command.add_argument("--harness", choices=HARNESSES,
+                         help="read and list the skills as this harness does (default claude-code); spec validates "
+                              "by the Agent Skills spec alone and simulates no listing")
     command.add_argument("--context-tokens", type=int, metavar="N",
                          help="the model's context window, if not the harness's usual one")
     command.add_argument("--dev", type=Path, metavar="FILE",
