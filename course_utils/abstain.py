@@ -27,6 +27,7 @@ from course_utils.selection import (
     ACTIVATE,
     LOCAL_DECISION_TOKENS,
     SERVER_DECISION_TOKENS,
+    decision_tokens,
     Decision,
     pick_by_model,
     read_activation,
@@ -70,10 +71,11 @@ EXAMPLES = """How to decide, shown on skills that are not in this catalog:
 
 
 def _output_cap(client: genai.Client, tokens: int | None) -> int | None:
-    """The local backend's answer cap, or an OpenAI-compatible server's (Gemini is left uncapped: its thinking
-    counts against it)."""
-    backend = backend_name(client)
-    return tokens if backend == "local" else SERVER_DECISION_TOKENS if backend == "openai" else None
+    """The local backend's answer cap (also a server's asked for the local backend's JSON, COURSE_OPENAI_DECISION=
+    schema), or an OpenAI-compatible server's (Gemini is left uncapped: its thinking counts against it)."""
+    if decision_tokens(client) == LOCAL_DECISION_TOKENS:
+        return tokens
+    return SERVER_DECISION_TOKENS if backend_name(client) == "openai" else None
 
 
 def _forced(function: str) -> types.ToolConfig:

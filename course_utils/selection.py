@@ -21,7 +21,7 @@ import numpy as np
 from google import genai
 from google.genai import types
 
-from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_name, embedding_backend
+from course_utils.backend.client import EMBEDDING_MODEL, GENERATION_MODEL, backend_of, embedding_backend
 from course_utils.cache import EmbeddingCache
 from course_utils.faults import EmbeddingError, check_vectors
 from course_utils.skills import DECLINE, LOAD_RULE, Skill, SkillLoader, load_declaration
@@ -37,6 +37,15 @@ SERVER_DECISION_TOKENS = 256
 """Output cap of a decision on an OpenAI-compatible server, whose model writes a call in its own format (Qwen's
 `<tool_call>` tags around the JSON take about 30 tokens): room for that, and a stop for a model that talks on."""
 DECISION_TOKENS = {"local": LOCAL_DECISION_TOKENS, "openai": SERVER_DECISION_TOKENS}
+
+
+def decision_tokens(client: genai.Client) -> int | None:
+    """The output cap of a decision on `client`'s backend (None: uncapped). A server asked for decisions as the local
+    backend's JSON (COURSE_OPENAI_DECISION=schema) gets the local cap: its answers are the same tokens."""
+    backend = backend_of(client)
+    if backend.name == "openai" and backend.decisions == "schema":
+        return LOCAL_DECISION_TOKENS
+    return DECISION_TOKENS.get(backend.name)
 DEFAULT_THRESHOLDS = {"local": 0.16, "gemini": 0.6, "scripted": 0.5}
 """Default cosine thresholds per backend (each embedding model has its own score scale).
 local: fitted on the development sets (data/dev/, EN + FR pooled, 90 queries) with
@@ -104,12 +113,12 @@ def first_turn(client: genai.Client, loader: SkillLoader, contents: Any, system_
     """One `generate_content` with automatic function calling off; the Decision is its first turn's activation.
 
     The request of `pick_by_model` and `pick_hybrid`, which differ only in where the catalog goes. The local
-    backend caps the answer at `LOCAL_DECISION_TOKENS` (an OpenAI-compatible server at `SERVER_DECISION_TOKENS`)
-    unless `max_output_tokens` says otherwise.
+    backend caps the answer at `LOCAL_DECISION_TOKENS` (an OpenAI-compatible server at `SERVER_DECISION_TOKENS`, or
+    the local cap when it is asked for the local JSON: `decision_tokens`) unless `max_output_tokens` says otherwise.
     `read_activation` judges the answer against `loader`, the skills the model was offered.
     """
     if max_output_tokens is None:
-        max_output_tokens = DECISION_TOKENS.get(backend_name(client))
+        max_output_tokens = decision_tokens(client)
     config = types.GenerateContentConfig(
         system_instruction=system_instruction,
         tools=[tool],

@@ -65,3 +65,10 @@ def chat_server(monkeypatch: pytest.MonkeyPatch, timeout_s: float = 2) -> Iterat
     finally:
         fake.shutdown()
         fake.server_close()
+
+
+def content(text: str, finish_reason: str = "stop") -> dict:
+    """A chat completion whose message is `text` (a schema answer, or a model's text)."""
+    return {"choices": [{"index": 0, "finish_reason": finish_reason, "message": {"role": "assistant",
+                                                                               "content": text}}],
+            "usage": {"prompt_tokens": 345, "completion_tokens": 12}}

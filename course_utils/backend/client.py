@@ -48,6 +48,8 @@ class Backend:
     """On the openai backend, the server's host and port."""
     server_embeds: bool = field(default=False, compare=False)
     """On the openai backend, whether the server's embedding model (COURSE_OPENAI_EMBEDDING_MODEL) embeds."""
+    decisions: str | None = field(default=None, compare=False)
+    """On the openai backend, how decisions are asked: tools, schema or auto (COURSE_OPENAI_DECISION)."""
 
     def generation_label(self) -> str:
         """The model that made a decision, e.g. 'Qwen2.5-Coder-1.5B (local)', 'gemini-2.5-flash' or
@@ -152,7 +154,8 @@ def openai_client() -> genai.Client:
     client = genai.Client(api_key="local", http_options=options)
     embedder = app.endpoint.embedding_model
     client.course_backend = Backend("openai", app.endpoint.model, embedder or DISPLAY_NAMES[USE_NAME],
-                                    http_options=options, server=app.endpoint.host, server_embeds=bool(embedder))
+                                    http_options=options, server=app.endpoint.host, server_embeds=bool(embedder),
+                                    decisions=app.way.setting)
     return client
 
 
