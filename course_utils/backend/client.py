@@ -190,6 +190,18 @@ def make_client(backend: str = "auto", *, model_file: str | os.PathLike | None =
     return client
 
 
+def check_concurrency(client: genai.Client, concurrency: int) -> int:
+    """`concurrency`, the decisions to ask at once, if `client`'s backend can answer them (a server: Gemini, an
+    OpenAI-compatible one); ValueError otherwise. The local model runs in this process with one slot whose cache
+    holds the catalog's prefix: it answers one decision at a time, and threads would only queue behind its lock."""
+    if concurrency < 1:
+        raise ValueError(f"--concurrency must be at least 1, got {concurrency}.")
+    if concurrency > 1 and backend_name(client) == "local":
+        raise ValueError(f"--concurrency {concurrency} needs a server (--backend openai with COURSE_OPENAI_BASE_URL, "
+                         "or gemini): the local model answers one decision at a time in this process.")
+    return concurrency
+
+
 def backend_name(client: genai.Client) -> str:
     """The name of the backend answering `client`: "local", "gemini", "openai" (or "scripted", the stand-in)."""
     return backend_of(client).name

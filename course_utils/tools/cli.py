@@ -73,7 +73,7 @@ def eval_trigger(args: argparse.Namespace) -> int:
     Exit 0 when every decision was made, 1 when some failed (the report says why), 2 on bad input.
     """
     from course_utils.agent import UntrustedSkillRoot, load_trusted_skills
-    from course_utils.backend.client import make_client
+    from course_utils.backend.client import check_concurrency, make_client
     from course_utils.evaluation import comparison_table
     from course_utils.queries import QuerySetError, load_queries
     from course_utils.trigger import build_selectors, choices_from_dev, histogram_figure, run_selectors
@@ -106,6 +106,14 @@ def eval_trigger(args: argparse.Namespace) -> int:
         return _refuse(str(err))
     try:
         client = make_client(args.backend)
+    except Exception as err:  # no key, no model files, backend down: say so in one line
+        print(f"eval-trigger: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
+        return 1
+    try:
+        concurrency = check_concurrency(client, args.concurrency)
+    except ValueError as err:
+        return _refuse(str(err))
+    try:
         k, threshold, gate = args.k or 3, args.threshold, None
         if args.dev is not None:
             print(f"Choosing the threshold, k and the gate on {args.dev}")
@@ -123,7 +131,8 @@ def eval_trigger(args: argparse.Namespace) -> int:
     print(f"{len(queries)} queries from {args.queries}, {len(loader.skills)} skills from {args.skills}\n"
           f"backend {chosen.backend}: decisions by {chosen.generation_model}, {chosen.runs} run(s) per query, "
           f"{chosen.decoding}; similarity by {chosen.embedding_model}")
-    run = run_selectors(chosen, queries, on_report=lambda report: print(report.summary(), end="\n\n", flush=True))
+    run = run_selectors(chosen, queries, on_report=lambda report: print(report.summary(), end="\n\n", flush=True),
+                        concurrency=concurrency)
     reports = run.reports
     if len(reports) > 1:
         print(comparison_table(reports))
@@ -143,6 +152,13 @@ def eval_trigger(args: argparse.Namespace) -> int:
         figure.savefig(args.plot, dpi=110, bbox_inches="tight")
         print(f"Histogram written to {args.plot}")
     return 1 if any(r.errors for r in reports) else 0
+
+
+def add_concurrency(command: argparse.ArgumentParser) -> None:
+    """The --concurrency option of the commands that run decisions."""
+    command.add_argument("--concurrency", type=int, default=1, metavar="N",
+                         help="decisions asked at once, for a server backend (openai, gemini); records stay in query "
+                              "order (default 1; the local backend answers one at a time)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -188,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help=f"sampling temperature of the model-based selectors (default: greedy for one run, "
                               f"{SAMPLING_TEMPERATURE} for several runs, Gemini's default on Gemini)")
     command.add_argument("--backend", choices=("auto", "local", "gemini", "openai"), default="auto")
+    add_concurrency(command)
     command.add_argument("--json", type=Path, metavar="PATH", help="write the reports as JSON")
     command.add_argument("--plot", type=Path, metavar="PATH",
                          help="save the histogram of similarity's top-1 scores (PNG)")

@@ -58,6 +58,7 @@ from tqdm.auto import tqdm
 
 from course_utils.bakery_eval import MEASURED_DIR
 from course_utils.paths import DATA_DIR, REPO_ROOT, SKILLS_DIR
+from course_utils.tools.cli import add_concurrency
 
 BAKERY_DIR = MEASURED_DIR
 ABSTENTION_DIR = DATA_DIR / "measured" / "abstention_dev"
@@ -174,6 +175,7 @@ def abstention(args: argparse.Namespace) -> int:
         raise Refused(f"unknown technique {', '.join(unknown)}: choose among {', '.join(techniques)}")
     out = args.out or ABSTENTION_DIR
     client = _client(args, args.backend)
+    concurrency = _concurrency(client, args.concurrency)
     backend = backend_of(client)
     workplace = SkillLoader.from_root(SKILLS_DIR / "workplace")
     queries = [q for name in DEV_QUERY_FILES
@@ -182,7 +184,8 @@ def abstention(args: argparse.Namespace) -> int:
     reports = []
     for name in names:
         technique = techniques[name]
-        decisions = run_selector(lambda q, pick=technique: pick(client, workplace, q), queries, name=name)
+        decisions = run_selector(lambda q, pick=technique: pick(client, workplace, q), queries, name=name,
+                                 concurrency=concurrency)
         report = evaluate(name, decisions)
         reports.append(report)
         payload = {"recorded": datetime.date.today().isoformat(), "backend": backend.name,
@@ -192,6 +195,16 @@ def abstention(args: argparse.Namespace) -> int:
     print(comparison_table(reports))
     print(f"wrote {len(reports)} report(s) to {_shown(out)}")
     return 1 if any(r.errors for r in reports) else 0
+
+
+def _concurrency(client: genai.Client, concurrency: int) -> int:
+    """`--concurrency`, if the backend can answer that many decisions at once; Refused otherwise."""
+    from course_utils.backend.client import check_concurrency
+
+    try:
+        return check_concurrency(client, concurrency)
+    except ValueError as err:
+        raise Refused(str(err)) from None
 
 
 def _load(path: Path, names: Sequence[str]) -> list:
@@ -296,6 +309,7 @@ def description_fix(args: argparse.Namespace) -> int:
 
     out = args.out or fix.RECORD_DIR
     client = _client(args, args.backend)
+    concurrency = _concurrency(client, args.concurrency)
     backend = backend_of(client)
     root = SKILLS_DIR / "workplace"
     workplace = SkillLoader.from_root(root)
@@ -309,7 +323,8 @@ def description_fix(args: argparse.Namespace) -> int:
 
     def run(name: str, queries: Sequence) -> list:
         loader = catalog(name)
-        return fix.decided(run_selector(lambda q: pick_by_model(client, loader, q), queries, name=name))
+        return fix.decided(run_selector(lambda q: pick_by_model(client, loader, q), queries, name=name,
+                                        concurrency=concurrency))
 
     meta = {"recorded": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "backend": backend.name,
             "generation_model": backend.generation_label(), "decoding": "pick_by_model, one greedy decision a query",
@@ -389,6 +404,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                          help="model and the techniques of course_utils.abstain (default: all of them)")
     _where_and_how_many(command, f"where the reports go (default {_shown(ABSTENTION_DIR)})",
                         "only the first N queries of each development file", backend=True)
+    add_concurrency(command)
     command.set_defaults(func=_refusing(abstention))
 
     command = actions.add_parser("native-format", help="is the local model's own <tool_call> tag among its top "
@@ -406,6 +422,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                   "(default data/measured/description_fix)")
     _where_and_how_many(command, "where the record goes (default data/measured/description_fix)",
                         "only the first N queries of each file", backend=True)
+    add_concurrency(command)
     command.set_defaults(func=_refusing(description_fix))
 
 
