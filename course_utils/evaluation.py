@@ -18,6 +18,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -137,25 +138,45 @@ def majority(answers: Sequence[str | None]) -> str | None:
     return ranked[0][0]
 
 
-def run_selector(selector: Selector, queries: Sequence[LabelledQuery], runs: int = 1,
-                 name: str = "selector", progress: bool = True) -> list[Outcome]:
-    """Ask `selector` about every query `runs` times; an exception becomes a decision with an error.
+def decide(selector: Selector, query: str) -> Decision:
+    """One decision; an exception becomes a decision whose error is `faults.describe_error(err)`, one line saying
+    what failed."""
+    try:
+        return selector(query)
+    except Exception as err:  # one failing decision is recorded, the run goes on
+        return Decision(None, error=describe_error(err))
 
-    The error is `faults.describe_error(err)`: one line saying what failed. Decisions already made are
-    kept whatever happens later; only an interrupt (Ctrl-C) stops the run.
+
+def run_selector(selector: Selector, queries: Sequence[LabelledQuery], runs: int = 1,
+                 name: str = "selector", progress: bool = True, concurrency: int = 1) -> list[Outcome]:
+    """Ask `selector` about every query `runs` times; an exception becomes a decision with an error (`decide`).
+
+    With `concurrency` above 1, that many decisions are asked at once (threads: for a server, which answers them
+    in parallel; `backend.client.check_concurrency` keeps the in-process model at 1); the outcomes are in query
+    order and each query's runs in run order, whatever order the answers came in. The bar counts decisions.
+    Decisions already made are kept whatever happens later; only an interrupt (Ctrl-C) stops the run.
     """
-    outcomes = []
-    with tqdm(total=len(queries) * runs, desc=name, unit="decision", disable=not progress) as bar:
-        for query in queries:
-            decisions = []
-            for _ in range(runs):
-                try:
-                    decisions.append(selector(query.query))
-                except Exception as err:  # one failing decision is recorded, the run goes on
-                    decisions.append(Decision(None, error=describe_error(err)))
+    tasks = [(i, query.query) for i, query in enumerate(queries) for _ in range(runs)]
+    decisions: list[list[Decision]] = [[] for _ in queries]
+    with tqdm(total=len(tasks), desc=name, unit="decision", disable=not progress) as bar:
+        if concurrency <= 1:
+            for i, text in tasks:
+                decisions[i].append(decide(selector, text))
                 bar.update()
-            outcomes.append(Outcome(query, tuple(decisions)))
-    return outcomes
+        else:
+            with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=name) as pool:
+                futures = {pool.submit(decide, selector, text): n for n, (i, text) in enumerate(tasks)}
+                done: dict[int, Decision] = {}
+                try:
+                    for future in as_completed(futures):
+                        done[futures[future]] = future.result()
+                        bar.update()
+                except BaseException:  # an interrupt: nothing more is asked
+                    pool.shutdown(cancel_futures=True)
+                    raise
+            for n, (i, _) in enumerate(tasks):
+                decisions[i].append(done[n])
+    return [Outcome(query, tuple(made)) for query, made in zip(queries, decisions)]
 
 
 RATES = {  # each rate: (its successes, its total), both Report fields

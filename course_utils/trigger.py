@@ -112,11 +112,15 @@ class TriggerRun:
 
 
 def run_selectors(chosen: SelectorSet, queries: Sequence[LabelledQuery],
-                  on_report: Callable[[Report], None] = lambda report: None) -> TriggerRun:
-    """Run each selector over the queries (first turn only), calling `on_report` as each one finishes."""
+                  on_report: Callable[[Report], None] = lambda report: None, concurrency: int = 1) -> TriggerRun:
+    """Run each selector over the queries (first turn only), calling `on_report` as each one finishes.
+
+    `concurrency` decisions at once for the selectors that ask the model (`run_selector`); similarity embeds in
+    this process, in milliseconds, one query at a time."""
     outcomes, reports = {}, []
     for name, (selector, runs) in chosen.selectors.items():
-        outcomes[name] = run_selector(selector, queries, runs=runs, name=name)
+        at_once = 1 if name == "similarity" else concurrency
+        outcomes[name] = run_selector(selector, queries, runs=runs, name=name, concurrency=at_once)
         reports.append(evaluate(name, outcomes[name]))
         on_report(reports[-1])
     comparisons = [paired_comparison(a, outcomes[a], b, outcomes[b]) for a, b in itertools.combinations(outcomes, 2)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -18,7 +18,8 @@ CALL = {"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
 
 class FakeChatServer(ThreadingHTTPServer):
     """Answers each POST with the next (status, body) of `answers` (the last one repeated; bytes are sent as they
-    are), after `delay` seconds; `requests` and `headers` record what came."""
+    are), or with `answer_for(request)` when set, after `delay` seconds; `requests` and `headers` record what came,
+    `most_at_once` the most requests it was answering at the same time."""
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
@@ -26,6 +27,9 @@ class FakeChatServer(ThreadingHTTPServer):
         self.headers: list[dict[str, str]] = []
         self.answers: list[tuple[int, dict | bytes]] = [(200, CALL)]
         self.delay = 0.0
+        self.answer_for: Callable[[dict], tuple[int, dict | bytes]] | None = None
+        self.in_flight = self.most_at_once = 0
+        self.lock = threading.Lock()
 
     @property
     def url(self) -> str:
@@ -35,10 +39,19 @@ class FakeChatServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - the http.server name
         server: FakeChatServer = self.server  # type: ignore[assignment]
-        server.requests.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-        server.headers.append({key.lower(): value for key, value in self.headers.items()})
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with server.lock:
+            server.requests.append(request)
+            server.headers.append({key.lower(): value for key, value in self.headers.items()})
+            server.in_flight += 1
+            server.most_at_once = max(server.most_at_once, server.in_flight)
         time.sleep(server.delay)
-        status, answer = server.answers.pop(0) if len(server.answers) > 1 else server.answers[0]
+        with server.lock:
+            server.in_flight -= 1
+            if server.answer_for is not None:
+                status, answer = server.answer_for(request)
+            else:
+                status, answer = server.answers.pop(0) if len(server.answers) > 1 else server.answers[0]
         body = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -65,3 +78,10 @@ def chat_server(monkeypatch: pytest.MonkeyPatch, timeout_s: float = 2) -> Iterat
     finally:
         fake.shutdown()
         fake.server_close()
+
+
+def content(text: str, finish_reason: str = "stop") -> dict:
+    """A chat completion whose message is `text` (a schema answer, or a model's text)."""
+    return {"choices": [{"index": 0, "finish_reason": finish_reason, "message": {"role": "assistant",
+                                                                               "content": text}}],
+            "usage": {"prompt_tokens": 345, "completion_tokens": 12}}

@@ -140,9 +140,10 @@ def confusable_pairs(pairs: PairsSection | None, trigger: TriggerSection | None)
 
 def trigger_section(client: Any, loader: SkillLoader, queries_file: Path, file: QueryFile, only: set[str] | None,
                     selectors: list[str], k: int, dev_file: Path | None,
-                    min_accuracy: float | None) -> tuple[TriggerSection, dict[str, bytes]]:
+                    min_accuracy: float | None, concurrency: int = 1) -> tuple[TriggerSection, dict[str, bytes]]:
     """The course's trigger evaluation on the audited catalog: rates with intervals, cost, confusions,
-    attractors, the gate; with `dev_file`, the threshold, k and the gated hybrid's gate are chosen there first."""
+    attractors, the gate; with `dev_file`, the threshold, k and the gated hybrid's gate are chosen there first.
+    `concurrency`: decisions asked at once (`trigger.run_selectors`)."""
     from course_utils.trigger import build_selectors, choices_from_dev, histogram_figure, run_selectors
 
     kept, unknown = split_queries(file.queries, set(loader.names))
@@ -160,7 +161,7 @@ def trigger_section(client: Any, loader: SkillLoader, queries_file: Path, file: 
         choices = choices_from_dev(client, loader, dev_file, progress=False)
         k, threshold, gate = choices.k, choices.threshold, choices.gate
     chosen = build_selectors(client, loader, selectors, k=k, threshold=threshold, gate=gate)
-    run = run_selectors(chosen, queries)
+    run = run_selectors(chosen, queries, concurrency=concurrency)
     rows = []
     for report in run.reports:
         rates = {key: RateValue.of(label, report.rate(key)) for key, label in RATE_COLUMNS}
@@ -259,14 +260,14 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
               backend: str = "auto", client: Any = None, progress: bool = True, dev_file: Path | None = None,
               pairs: str = "embedding", select: Sequence[str] = (), ignore: Sequence[str] = (),
               min_accuracy: float | None = None, only: set[str] | None = None,
-              query_skill: str | None = None) -> tuple[AuditReport, dict[str, bytes]]:
+              query_skill: str | None = None, concurrency: int = 1) -> tuple[AuditReport, dict[str, bytes]]:
     """Audit the skills under `root`; return the report and its figures (PNG bytes, by name).
 
     `client` (else `make_client(backend)`, made only when an encoder or a model is needed) embeds and, with
     queries, decides. Without `selectors`, every selector runs: the gated hybrid only with `dev_file`.
     `pairs`: lexical, embedding, both or none. `only`: the skills to audit (`--changed`): the others are read
     (a touched skill is still compared with them) but their own findings are not reported. Raises
-    QuerySetError for a query file that cannot be read.
+    QuerySetError for a query file that cannot be read. `concurrency`: decisions asked at once, on a server.
     """
     from course_utils.trigger import SELECTORS, WITHOUT_DEV
 
@@ -303,7 +304,7 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
     if query_data is not None:
         names = selectors or list(SELECTORS if dev_file else WITHOUT_DEV)
         trigger, figures = trigger_section(client, loader, queries_file, query_data, only, names, k, dev_file,
-                                           min_accuracy)
+                                           min_accuracy, concurrency)
         findings += trigger_findings(trigger, loader)
     bar.update()
     bar.close()

@@ -18,13 +18,13 @@ from google.genai import types
 
 from course_utils.backend import facts as known
 from course_utils.backend.facts import Facts
+from course_utils.backend.retries import RETRY_STATUS_CODES, retry_options  # noqa: F401 (RETRY_STATUS_CODES: tests)
 
 GENERATION_MODEL = os.environ.get("COURSE_MODEL", "gemini-2.5-flash")
 EMBEDDING_MODEL = os.environ.get("COURSE_EMBEDDING_MODEL", "gemini-embedding-2")
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 LOCAL_BASE_URL = "http://local-gemini"
 BACKENDS = ("auto", "gemini", "local", "openai")
-RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504]
 REQUEST_TIMEOUT_MS = 120_000
 """A Gemini request with no answer after two minutes ends in a ReadTimeout, which the client retries."""
 
@@ -53,6 +53,8 @@ class Backend:
     """On the openai backend, the server's host and port."""
     server_embeds: bool = field(default=False, compare=False)
     """On the openai backend, whether the server's embedding model (COURSE_OPENAI_EMBEDDING_MODEL) embeds."""
+    decisions: str | None = field(default=None, compare=False)
+    """On the openai backend, how decisions are asked: tools, schema or auto (COURSE_OPENAI_DECISION)."""
 
     def generation_label(self) -> str:
         """The model that made a decision, e.g. 'Qwen2.5-Coder-1.5B (local)', 'gemini-2.5-flash' or
@@ -107,12 +109,6 @@ def gemini_key() -> str | None:
     """The Gemini API key from the environment, if any."""
     name = key_variable()
     return os.environ[name] if name else None
-
-
-def retry_options(attempts: int = 5, initial_delay: float = 2.0) -> types.HttpRetryOptions:
-    """Exponential backoff on rate limits (429), timeouts (408) and server errors (5xx)."""
-    return types.HttpRetryOptions(attempts=attempts, initial_delay=initial_delay, exp_base=2,
-                                  http_status_codes=RETRY_STATUS_CODES)
 
 
 def gemini_client() -> genai.Client:
@@ -173,8 +169,11 @@ def openai_client() -> genai.Client:
     client = genai.Client(api_key="local", http_options=options)
     embedder = app.endpoint.embedding_model
     facts = replace(known.OPENAI, threshold=None) if embedder else known.OPENAI  # no threshold fitted for its encoder
+    if app.way.setting == "schema":  # asked for the local backend's JSON: its answers are the local cap's tokens
+        facts = replace(facts, decision_tokens=known.LOCAL_DECISION_TOKENS)
     client.course_backend = Backend("openai", app.endpoint.model, embedder or DISPLAY_NAMES[USE_NAME], facts,
-                                    http_options=options, server=app.endpoint.host, server_embeds=bool(embedder))
+                                    http_options=options, server=app.endpoint.host, server_embeds=bool(embedder),
+                                    decisions=app.way.setting)
     return client
 
 
@@ -207,6 +206,18 @@ def make_client(backend: str = "auto", *, model_file: str | os.PathLike | None =
     if verbose:
         print(banner)
     return client
+
+
+def check_concurrency(client: genai.Client, concurrency: int) -> int:
+    """`concurrency`, the decisions to ask at once, if `client`'s backend can answer them (`Facts.concurrent`: a
+    server, Gemini or an OpenAI-compatible one); ValueError otherwise. The local model runs in this process with one
+    slot whose cache holds the catalog's prefix: it answers one decision at a time, and threads would only queue."""
+    if concurrency < 1:
+        raise ValueError(f"--concurrency must be at least 1, got {concurrency}.")
+    if concurrency > 1 and not backend_of(client).facts.concurrent:
+        raise ValueError(f"--concurrency {concurrency} needs a server (--backend openai with COURSE_OPENAI_BASE_URL, "
+                         "or gemini): this backend answers one decision at a time in this process.")
+    return concurrency
 
 
 def embedding_backend(client: genai.Client) -> str:

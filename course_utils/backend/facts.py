@@ -41,6 +41,8 @@ class Facts:
     """Whether its answers can carry each token's log-probability (Gemini's `response_logprobs`)."""
     decision_point: DecisionPoint | None
     """Where a decision opens, for reading the probability of declining; None: not known on this backend."""
+    concurrent: bool = False
+    """Whether it answers several decisions at once (a server); False: one at a time, in this process."""
 
     def decision_cap(self, extra: int = 0) -> int | None:
         """The output cap of a decision whose answer runs `extra` tokens longer (a reason written before the name);
@@ -71,12 +73,12 @@ LOCAL = Facts(decision_tokens=LOCAL_DECISION_TOKENS, threshold=LOCAL_THRESHOLD, 
               runs=1, logprobs=True, decision_point=GRAMMAR_DECISION_POINT)
 """The local backend: llama.cpp decodes greedily by default, under a grammar whose opening is known."""
 GEMINI = Facts(decision_tokens=None, threshold=GEMINI_THRESHOLD, greedy=False, greedy_temperature=None, runs=3,
-               logprobs=True, decision_point=DecisionPoint('{"', "name", "text", tokens=None))
+               logprobs=True, decision_point=DecisionPoint('{"', "name", "text", tokens=None), concurrent=True)
 """Gemini: samples at its default temperature, so three runs a query; uncapped, since its thinking tokens count
 against a cap. Its answers are read at the local grammar's decision point, uncapped: Gemini's own tokens at a
 decision have not been measured here."""
 OPENAI = Facts(decision_tokens=SERVER_DECISION_TOKENS, threshold=LOCAL_THRESHOLD, greedy=True, greedy_temperature=0.0,
-               runs=1, logprobs=True, decision_point=None)
+               runs=1, logprobs=True, decision_point=None, concurrent=True)
 """An OpenAI-compatible server: greedy when asked for temperature 0; its model's own tool-call format has no known
 decision point. Its embeddings are the local encoder's unless the server's own embedding model embeds (then no
 threshold is fitted: `client.openai_client`)."""

@@ -22,6 +22,12 @@ the local one (``backend.wire``), so learner code does not change. Each ``genera
 server that is down, slow, refuses, or answers something other than JSON gets a Gemini-shaped error with a status
 of its own (UNREACHABLE, TIMEOUT, REFUSED, BAD_ANSWER, NO_LOGPROBS) and a message saying what to do;
 ``evaluation`` records it against the query and goes on.
+A server that answers 408, 429, 502, 503 or 504 (busy, rate-limited, a gateway in front of it) is asked again
+with the Gemini client's back-off (``retries.retry_options``: 2, 4, 8, 16 s); one that does not answer at all fails at
+once, so a server that is gone costs each remaining decision one refused connection.
+
+How a request that declares functions is asked (``tools``, a JSON ``schema``, or ``auto``: ``COURSE_OPENAI_DECISION``)
+is ``backend.structured``'s business.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -39,6 +46,7 @@ from course_utils.backend.declarations import Json, function_calling, parse_decl
 from course_utils.backend.encoders.api import METHODS as EMBEDDING_METHODS
 from course_utils.backend.encoders.api import serve as serve_embedding
 from course_utils.backend.encoders.embed import truncate
+from course_utils.backend.structured import Way, decision_setting, schema_body, schema_parts, tools_verdict
 from course_utils.backend.wire import ApiError, InProcessApp
 
 BASE_URL_ENV = "COURSE_OPENAI_BASE_URL"
@@ -50,6 +58,8 @@ CONTEXT_ENV = "COURSE_OPENAI_CONTEXT_TOKENS"
 DEFAULT_CONTEXT_TOKENS = 8192
 DEFAULT_TIMEOUT_S = 300.0
 """A first request may wait while the server loads its model."""
+RETRIED_STATUS_CODES = (408, 429, 502, 503, 504)
+"""The server's answers asked again: busy or rate-limited, not refusals (a 500 or a 4xx says the same twice)."""
 
 
 @dataclass(frozen=True)
@@ -171,15 +181,18 @@ def chat_request(request: Json, model: str) -> Json:
 # ----------------------------------------------------------------- OpenAI chat answer → Gemini response
 
 
-def gemini_response(answer: Json, endpoint: Endpoint, logprobs_asked: int | None) -> Json:
-    """A generateContent response made of one chat completion."""
+def gemini_response(answer: Json, endpoint: Endpoint, logprobs_asked: int | None, schema: bool = False) -> Json:
+    """A generateContent response made of one chat completion (`schema`: an answer to ``structured.schema_body``)."""
     try:
         choice = answer["choices"][0]
         message = choice.get("message") or {}
     except (KeyError, IndexError, TypeError):
         raise ApiError(502, f"The server at {endpoint.host} answered without a choice: "
                             f"{shorten(json.dumps(answer), 200)}", "BAD_ANSWER") from None
-    parts: list[Json] = [{"text": message["content"]}] if message.get("content") else []
+    if schema:
+        parts = schema_parts(message.get("content"), choice.get("finish_reason"))
+    else:
+        parts = [{"text": message["content"]}] if message.get("content") else []
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
         try:
@@ -212,8 +225,9 @@ def gemini_response(answer: Json, endpoint: Endpoint, logprobs_asked: int | None
 class OpenAICompatibleApp(InProcessApp):
     """The Gemini-compatible app whose generation requests go to an OpenAI-compatible chat server."""
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: Endpoint, decisions: str = "auto") -> None:
         self.endpoint = endpoint
+        self.way = Way(decisions, endpoint.host)
         self._http = httpx.Client(timeout=endpoint.timeout_s, trust_env=False)
 
     def serve(self, model: str, method: str, payload: Json) -> Json:
@@ -223,17 +237,46 @@ class OpenAICompatibleApp(InProcessApp):
         if method in EMBEDDING_METHODS:
             return serve_embedding(method, payload, model)
         if method == "generateContent":
-            config = payload.get("generationConfig") or {}
-            asked = (config.get("logprobs") or 0) if config.get("responseLogprobs") else None
-            return gemini_response(self.chat(chat_request(payload, self.endpoint.model)), self.endpoint, asked)
+            return self.generate(payload)
         if method == "countTokens":
             inner = payload.get("generateContentRequest")
-            body = chat_request(inner if isinstance(inner, dict) else payload, self.endpoint.model)
+            body = self.request_body(inner if isinstance(inner, dict) else payload, self.way.current)
             body.update(max_tokens=1, logprobs=False)
             body.pop("top_logprobs", None)
             return {"totalTokens": int((self.chat(body).get("usage") or {}).get("prompt_tokens") or 0)}
         raise ApiError(404, f"{method} is not supported with an OpenAI-compatible server: generateContent, "
                             "countTokens, embedContent and batchEmbedContents are.")
+
+    def request_body(self, request: Json, way: str) -> Json:
+        """The chat request of a generateContent request, asked `way` ("tools" or "schema") when it declares
+        functions."""
+        body = chat_request(request, self.endpoint.model)
+        return schema_body(body, request) if way == "schema" and "tools" in body else body
+
+    def generate(self, request: Json) -> Json:
+        """One generateContent on the server, asked the app's way; under ``auto`` an answer that shows tools do not
+        work for this server and model (a refusal, a call written as text) settles on the schema and is asked again."""
+        config = request.get("generationConfig") or {}
+        asked = (config.get("logprobs") or 0) if config.get("responseLogprobs") else None
+        declared = parse_declarations(request.get("tools"))
+        way = self.way.current if declared else "tools"
+        if way == "schema":
+            return gemini_response(self.chat(self.request_body(request, way)), self.endpoint, asked, schema=True)
+        try:
+            response = gemini_response(self.chat(self.request_body(request, way)), self.endpoint, asked)
+        except ApiError as error:
+            if not (declared and self.way.deciding and error.status == "REFUSED" and error.code in (400, 422, 500)):
+                raise
+            self.way.settle("schema", f"it refused tools: {shorten(error.message, 120)}")
+            return self.generate(request)
+        if declared and self.way.deciding:
+            verdict = tools_verdict(response["candidates"][0]["content"]["parts"], declared)
+            if verdict == "tools":
+                self.way.settle("tools", "its model answered with a tool call")
+            elif verdict == "schema" and self.way.settle("schema", "its model wrote a call as text, not a tool "
+                                                                   "call") == "schema":
+                return self.generate(request)
+        return response
 
     def embed(self, payload: Json, method: str) -> Json:
         """Vectors from the server's ``/embeddings``: one per request, a Content's parts joined with a newline (as
@@ -262,10 +305,17 @@ class OpenAICompatibleApp(InProcessApp):
 
     def post(self, path: str, body: Json) -> Json:
         """POST `body` to the server's `path`; every failure becomes an ApiError saying what to do."""
+        from course_utils.backend.retries import retry_options
+
         url = f"{self.endpoint.base_url}{path}"
         headers = {"Authorization": f"Bearer {self.endpoint.api_key}"} if self.endpoint.api_key else {}
+        retry = retry_options()
         try:
-            response = self._http.post(url, json=body, headers=headers)
+            for attempt in range(retry.attempts):
+                response = self._http.post(url, json=body, headers=headers)
+                if response.status_code not in RETRIED_STATUS_CODES or attempt == retry.attempts - 1:
+                    break
+                time.sleep(retry.initial_delay * retry.exp_base ** attempt)
         except httpx.TimeoutException:
             raise ApiError(504, f"The server at {self.endpoint.host} gave no answer within "
                                 f"{self.endpoint.timeout_s:g} s: it may still be loading {self.endpoint.model}, or "
@@ -294,12 +344,12 @@ class OpenAICompatibleApp(InProcessApp):
         return answer
 
 
-_APPS: dict[Endpoint, OpenAICompatibleApp] = {}
+_APPS: dict[tuple[Endpoint, str], OpenAICompatibleApp] = {}
 
 
 def get_app(endpoint: Endpoint | None = None) -> OpenAICompatibleApp:
     """The shared app for an endpoint (default: the one the environment names)."""
-    endpoint = endpoint or Endpoint.from_env()
-    if endpoint not in _APPS:
-        _APPS[endpoint] = OpenAICompatibleApp(endpoint)
-    return _APPS[endpoint]
+    endpoint, decisions = endpoint or Endpoint.from_env(), decision_setting()
+    if (endpoint, decisions) not in _APPS:
+        _APPS[endpoint, decisions] = OpenAICompatibleApp(endpoint, decisions)
+    return _APPS[endpoint, decisions]

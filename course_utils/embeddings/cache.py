@@ -18,6 +18,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -71,6 +72,7 @@ class EmbeddingCache:
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{backend}--{model}")
         self.path = Path(folder or cache_dir()) / f"{slug}.json"
         self.vectors, problem = self._load()
+        self._lock = threading.Lock()  # the hybrid's concurrent decisions embed through one cache
         if problem:
             self._warn(f"{problem}; rebuilding it")
 
@@ -136,6 +138,10 @@ class EmbeddingCache:
         """
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
+        with self._lock:
+            return self._embed(texts, compute)
+
+    def _embed(self, texts: Sequence[str], compute: Embedder) -> np.ndarray:
         keys = [text_key(t) for t in texts]
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in self.vectors))
         if missing:

@@ -17,6 +17,7 @@ from course_utils.audit.rules import RULES, SEVERITIES, rule
 from course_utils.harnesses import HARNESSES
 from course_utils.audit.run import changed_skills, fails, run_audit
 from course_utils.queries import QuerySetError
+from course_utils.tools.options import add_concurrency
 from course_utils.trigger import SELECTORS
 
 
@@ -67,19 +68,24 @@ def audit(args: argparse.Namespace) -> int:
             return _refuse(str(err))
     client = None
     if settings.pairs in ("embedding", "both") or args.queries is not None:
-        from course_utils.backend.client import make_client
+        from course_utils.backend.client import check_concurrency, make_client
 
         try:
             client = make_client(args.backend, verbose=args.format == "text")  # stdout stays machine-readable
         except Exception as err:  # no key, no model file, server down: one line that says what to do
             print(f"audit: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
             return 2
+        try:
+            check_concurrency(client, args.concurrency)
+        except ValueError as err:
+            return _refuse(str(err))
     try:
         report, figures = run_audit(
             args.dir, queries_file=args.queries, harness=settings.harness, context_tokens=args.context_tokens,
             selectors=names, k=args.k, client=client, dev_file=args.dev, pairs=settings.pairs,
             select=settings.select, ignore=settings.ignore, min_accuracy=settings.min_accuracy, only=only,
-            query_skill=args.skill, progress=args.format == "text" and sys.stderr.isatty())
+            query_skill=args.skill, progress=args.format == "text" and sys.stderr.isatty(),
+            concurrency=args.concurrency)
     except QuerySetError as err:
         return _refuse(str(err))
     output = render(report, args.format)
@@ -139,6 +145,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     command.add_argument("--k", type=int, default=3,
                          help="the hybrid's shortlist size (default 3; chosen on --dev when given)")
     command.add_argument("--backend", choices=("auto", "local", "gemini", "openai"), default="auto")
+    add_concurrency(command)
     command.add_argument("--html", type=Path, metavar="REPORT.html", help="write the report as one HTML page")
     command.add_argument("--json", type=Path, metavar="REPORT.json", help="write the report as JSON")
     command.set_defaults(func=audit)

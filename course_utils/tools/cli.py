@@ -13,6 +13,7 @@ from course_utils.skills import SkillLoader, read_skill_folder, skill_file
 from course_utils.tokens import estimate_tokens
 
 from course_utils.trigger import SAMPLING_TEMPERATURE, SELECTORS
+from course_utils.tools.options import add_concurrency
 
 
 def validate(args: argparse.Namespace) -> int:
@@ -73,7 +74,7 @@ def eval_trigger(args: argparse.Namespace) -> int:
     Exit 0 when every decision was made, 1 when some failed (the report says why), 2 on bad input.
     """
     from course_utils.agent import UntrustedSkillRoot, load_trusted_skills
-    from course_utils.backend.client import make_client
+    from course_utils.backend.client import check_concurrency, make_client
     from course_utils.evaluation import comparison_table
     from course_utils.queries import QuerySetError, load_queries
     from course_utils.trigger import build_selectors, choices_from_dev, histogram_figure, run_selectors
@@ -106,6 +107,14 @@ def eval_trigger(args: argparse.Namespace) -> int:
         return _refuse(str(err))
     try:
         client = make_client(args.backend)
+    except Exception as err:  # no key, no model files, backend down: say so in one line
+        print(f"eval-trigger: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
+        return 1
+    try:
+        concurrency = check_concurrency(client, args.concurrency)
+    except ValueError as err:
+        return _refuse(str(err))
+    try:
         k, threshold, gate = args.k or 3, args.threshold, None
         if args.dev is not None:
             print(f"Choosing the threshold, k and the gate on {args.dev}")
@@ -123,7 +132,8 @@ def eval_trigger(args: argparse.Namespace) -> int:
     print(f"{len(queries)} queries from {args.queries}, {len(loader.skills)} skills from {args.skills}\n"
           f"backend {chosen.backend}: decisions by {chosen.generation_model}, {chosen.runs} run(s) per query, "
           f"{chosen.decoding}; similarity by {chosen.embedding_model}")
-    run = run_selectors(chosen, queries, on_report=lambda report: print(report.summary(), end="\n\n", flush=True))
+    run = run_selectors(chosen, queries, on_report=lambda report: print(report.summary(), end="\n\n", flush=True),
+                        concurrency=concurrency)
     reports = run.reports
     if len(reports) > 1:
         print(comparison_table(reports))
@@ -188,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help=f"sampling temperature of the model-based selectors (default: greedy for one run, "
                               f"{SAMPLING_TEMPERATURE} for several runs, Gemini's default on Gemini)")
     command.add_argument("--backend", choices=("auto", "local", "gemini", "openai"), default="auto")
+    add_concurrency(command)
     command.add_argument("--json", type=Path, metavar="PATH", help="write the reports as JSON")
     command.add_argument("--plot", type=Path, metavar="PATH",
                          help="save the histogram of similarity's top-1 scores (PNG)")

@@ -62,6 +62,7 @@ from tqdm.auto import tqdm
 
 from course_utils.bakery_eval import MEASURED_DIR
 from course_utils.paths import DATA_DIR, REPO_ROOT, SKILLS_DIR
+from course_utils.tools.options import add_concurrency
 
 BAKERY_DIR = MEASURED_DIR
 ABSTENTION_DIR = DATA_DIR / "measured" / "abstention_dev"
@@ -179,6 +180,7 @@ def abstention(args: argparse.Namespace) -> int:
         raise Refused(f"unknown technique {', '.join(unknown)}: choose among {', '.join(techniques)}")
     out = args.out or ABSTENTION_DIR
     client = _client(args, args.backend)
+    concurrency = _concurrency(client, args.concurrency)
     backend = backend_of(client)
     workplace = SkillLoader.from_root(SKILLS_DIR / "workplace")
     files = args.queries or [DATA_DIR / "dev" / name for name in DEV_QUERY_FILES]
@@ -187,7 +189,8 @@ def abstention(args: argparse.Namespace) -> int:
     reports = []
     for name in names:
         technique = techniques[name]
-        decisions = run_selector(lambda q, pick=technique: pick(client, workplace, q), queries, name=name)
+        decisions = run_selector(lambda q, pick=technique: pick(client, workplace, q), queries, name=name,
+                                 concurrency=concurrency)
         report = evaluate(name, decisions)
         reports.append(report)
         payload = {"recorded": datetime.date.today().isoformat(), "backend": backend.name,
@@ -197,6 +200,16 @@ def abstention(args: argparse.Namespace) -> int:
     print(comparison_table(reports))
     print(f"wrote {len(reports)} report(s) to {_shown(out)}")
     return 1 if any(r.errors for r in reports) else 0
+
+
+def _concurrency(client: genai.Client, concurrency: int) -> int:
+    """`--concurrency`, if the backend can answer that many decisions at once; Refused otherwise."""
+    from course_utils.backend.client import check_concurrency
+
+    try:
+        return check_concurrency(client, concurrency)
+    except ValueError as err:
+        raise Refused(str(err)) from None
 
 
 def _load(path: Path, names: Sequence[str]) -> list:
@@ -301,6 +314,7 @@ def description_fix(args: argparse.Namespace) -> int:
 
     out = args.out or fix.RECORD_DIR
     client = _client(args, args.backend)
+    concurrency = _concurrency(client, args.concurrency)
     backend = backend_of(client)
     root = SKILLS_DIR / "workplace"
     workplace = SkillLoader.from_root(root)
@@ -314,7 +328,8 @@ def description_fix(args: argparse.Namespace) -> int:
 
     def run(name: str, queries: Sequence) -> list:
         loader = catalog(name)
-        return fix.decided(run_selector(lambda q: pick_by_model(client, loader, q), queries, name=name))
+        return fix.decided(run_selector(lambda q: pick_by_model(client, loader, q), queries, name=name,
+                                        concurrency=concurrency))
 
     meta = {"recorded": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "backend": backend.name,
             "generation_model": backend.generation_label(), "decoding": "pick_by_model, one greedy decision a query",
@@ -399,6 +414,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                               + _shown(ABSTENTION_LESSON_DIR))
     _where_and_how_many(command, f"where the reports go (default {_shown(ABSTENTION_DIR)})",
                         "only the first N queries of each file", backend=True)
+    add_concurrency(command)
     command.set_defaults(func=_refusing(abstention))
 
     command = actions.add_parser("native-format", help="is the local model's own <tool_call> tag among its top "
@@ -416,6 +432,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                   "(default data/measured/description_fix)")
     _where_and_how_many(command, "where the record goes (default data/measured/description_fix)",
                         "only the first N queries of each file", backend=True)
+    add_concurrency(command)
     command.set_defaults(func=_refusing(description_fix))
 
 
