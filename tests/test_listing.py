@@ -263,3 +263,25 @@ def test_harness_survival_rows_add_up():
             assert sum(row[f"{s}_share"] for s in SEEN) == pytest.approx(1.0)
     codex = harness_survival((1_000,), "codex", 200_000, real=WORKPLACE)[0]
     assert codex["budget"] == 4_000 and codex["unit"] == "tokens" and codex["omitted"] > 0 and codex["used"] <= 4_000
+
+
+def test_lesson_10s_recorded_decisions_are_of_its_listing_and_queries():
+    """Lesson 10 reads its 30 decisions on Claude Code's listing of 114 skills from a record when its backend made
+    them on the same prompt: the record names the listing's system instruction by its SHA-256, which must be the
+    listing this code builds, and holds the lesson's queries in order; its counts follow from its records."""
+    import json
+
+    from course_utils.evaluation import Outcome, Report, evaluate
+    from course_utils.paths import DATA_DIR
+    from course_utils.queries import load_queries
+    from course_utils.tools.measure import LISTING_DIR, LISTING_FILE, crowded_listing
+
+    record = json.loads((LISTING_DIR / LISTING_FILE).read_text(encoding="utf-8"))
+    listed, digest = crowded_listing()
+    assert len(listed.names) == 114
+    assert record["system_instruction_sha256"] == digest, "the listing changed: run measure listing-decisions again"
+    outcomes = [Outcome.from_record(r) for r in record["report"]["records"]]
+    assert [o.query for o in outcomes] == load_queries(DATA_DIR / "trigger_eval.yaml", listed.names)
+    ignore = {"seconds_per_decision"}
+    assert ({k: v for k, v in evaluate("listing", outcomes).to_dict().items() if k not in ignore}
+            == {k: v for k, v in Report.from_dict(record["report"]).to_dict().items() if k not in ignore})

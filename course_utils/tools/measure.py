@@ -6,6 +6,7 @@
     python -m course_utils measure abstention none-option --queries data/trigger_eval.yaml \\
         --out data/measured/abstention_lesson
     python -m course_utils measure native-format
+    python -m course_utils measure listing-decisions
     python -m course_utils measure description-fix dev
     python -m course_utils measure description-fix held-out
 
@@ -26,6 +27,10 @@ backend and the date. Lesson 06 reads these files; `RECOMMENDED` in course_utils
 by the rule written in its docstring. The test sets are never used here. `--queries FILE …` runs other files:
 lesson 06 reads the recommended technique's run on its own 30 queries from data/measured/abstention_lesson/, written by
 `measure abstention none-option --queries data/trigger_eval.yaml --out data/measured/abstention_lesson`.
+
+`listing-decisions` runs lesson 10's 30 English decisions on Claude Code's listing of the 114-skill catalog
+(`crowded_listing`) and writes data/measured/listing_decisions.json, with the listing's SHA-256; lesson 10 reads it
+when its backend made it and the listing is the same.
 
 `native-format` asks whether the local model would open a call with its own trained `<tool_call>` tag. Qwen2.5's
 chat template shows tools in a `# Tools … <tools>…</tools>` block and asks for each call inside
@@ -67,6 +72,9 @@ from course_utils.tools.options import add_concurrency
 BAKERY_DIR = MEASURED_DIR
 ABSTENTION_DIR = DATA_DIR / "measured" / "abstention_dev"
 ABSTENTION_LESSON_DIR = DATA_DIR / "measured" / "abstention_lesson"
+LISTING_DIR, LISTING_FILE = DATA_DIR / "measured", "listing_decisions.json"
+LISTING_SYNTHETIC, LISTING_WINDOW = 100, 200_000
+"""Lesson 10's crowded catalog (the 14 workplace skills and 100 synthetic ones) and Claude Code's window for it."""
 NATIVE_FORMAT_DIR = DATA_DIR / "measured"
 NATIVE_FORMAT_FILE = "native_format_dev.json"
 DEV_QUERY_FILES = ("trigger_dev.yaml", "trigger_dev_fr.yaml")
@@ -216,6 +224,49 @@ def _load(path: Path, names: Sequence[str]) -> list:
     from course_utils.queries import load_queries
 
     return load_queries(path, names)
+
+
+# ---------------------------------------------------------------- measure listing-decisions
+
+
+def crowded_listing() -> tuple[Any, Any]:
+    """Lesson 10's listing: the workplace skills and LISTING_SYNTHETIC synthetic ones as Claude Code lists them for a
+    LISTING_WINDOW-token window, as a SkillLoader; and the system instruction's SHA-256, which names it in a record."""
+    import hashlib
+
+    from course_utils.listing import claude_code_listing
+    from course_utils.selection import ACTIVATE
+    from course_utils.skills import SkillLoader
+    from course_utils.synthetic import with_distractors
+
+    crowded = with_distractors(SkillLoader.from_root(SKILLS_DIR / "workplace"), LISTING_SYNTHETIC)
+    listed = claude_code_listing(crowded, LISTING_WINDOW).loader(crowded)
+    digest = hashlib.sha256(listed.system_instruction(function=ACTIVATE).encode()).hexdigest()
+    return listed, digest
+
+
+def listing_decisions(args: argparse.Namespace) -> int:
+    from course_utils.backend.client import backend_of
+    from course_utils.evaluation import evaluate, run_selector
+    from course_utils.selection import pick_by_model
+
+    client = _client(args, args.backend)
+    backend = backend_of(client)
+    listed, digest = crowded_listing()
+    queries = _load(DATA_DIR / "trigger_eval.yaml", listed.names)[:args.limit]
+    outcomes = run_selector(lambda q: pick_by_model(client, listed, q), queries, name="listing")
+    report = evaluate("listing", outcomes)
+    out = args.out or LISTING_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LISTING_FILE
+    payload = {"recorded": datetime.date.today().isoformat(), "backend": backend.name,
+               "generation_model": backend.generation_label(), "decoding": "greedy (the backend's default)",
+               "queries": ["data/trigger_eval.yaml"], "listing": f"claude-code, {LISTING_WINDOW:,}-token window",
+               "system_instruction_sha256": digest, "report": report.to_dict()}
+    path.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
+    print(report.summary())
+    print(f"wrote {_shown(path)}")
+    return 1 if report.errors else 0
 
 
 # ---------------------------------------------------------------- measure native-format
@@ -416,6 +467,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "only the first N queries of each file", backend=True)
     add_concurrency(command)
     command.set_defaults(func=_refusing(abstention))
+
+    command = actions.add_parser("listing-decisions", help="lesson 10's 30 decisions on Claude Code's listing of "
+                                                          "114 skills")
+    _where_and_how_many(command, f"where {LISTING_FILE} goes (default {_shown(LISTING_DIR)})",
+                        "only the first N queries", backend=True)
+    command.set_defaults(func=_refusing(listing_decisions))
 
     command = actions.add_parser("native-format", help="is the local model's own <tool_call> tag among its top "
                                                       "first tokens? (development prompts)")
