@@ -5,6 +5,8 @@ The fake chat server of `openai_fakes` records what it is sent and answers what 
 """
 from __future__ import annotations
 
+import threading
+
 import pytest
 from google.genai import errors
 from openai_fakes import CALL, chat_server, content
@@ -12,9 +14,11 @@ from openai_fakes import CALL, chat_server, content
 from course_utils import abstain
 from course_utils.backend import openai_compatible
 from course_utils.backend.client import make_client
-from course_utils.paths import SKILLS_DIR
 from course_utils.backend.facts import LOCAL_DECISION_TOKENS
-from course_utils.selection import pick_by_model
+from course_utils.evaluation import run_selector
+from course_utils.paths import DATA_DIR, SKILLS_DIR
+from course_utils.queries import load_queries
+from course_utils.selection import Decision, pick_by_model
 from course_utils.skills import SkillLoader
 
 LEAVE = '{"name":"activate_skill","arguments":{"name":"leave-balance-calculator"}}'
@@ -66,6 +70,13 @@ def test_a_forced_choice_with_none_offers_none_and_no_text(server, workplace, mo
     assert (decision.skill, decision.error) == (None, None)
     (call,) = alternatives(server.requests[0])  # mode ANY: a call, never text
     assert call["properties"]["arguments"]["properties"]["name"]["enum"] == [*workplace.names, "none"]
+
+
+def test_a_text_answer_cut_short_with_spaces_is_still_no_skill(server, workplace, monkeypatch):
+    monkeypatch.setenv("COURSE_OPENAI_DECISION", "schema")
+    server.answers = [(200, content('{ "text": "I can help you with that. The', "length"))]
+    decision = pick_by_model(make_client(verbose=False), workplace, QUERY)
+    assert (decision.skill, decision.error, decision.raw.text) == (None, None, "I can help you with that. The")
 
 
 def test_a_call_cut_short_is_no_decision_and_says_why(server, workplace, monkeypatch):
@@ -130,3 +141,49 @@ def test_a_busy_server_is_asked_again_with_the_back_off_and_a_refusal_is_not(ser
     with pytest.raises(errors.ServerError, match="500 REFUSED.*model not found"):
         pick_by_model(client, workplace, QUERY)
     assert len(server.requests) == 4
+
+
+# ----------------------------------------------------------------- llama.cpp's own server, two slots (model tier)
+
+DEV_QUERIES = DATA_DIR / "dev" / "trigger_dev.yaml"
+EVERY = 3
+"""The model test decides every third dev query (15 of 45) twice, on the server and in-process: about a minute on
+two cores. The whole file's agreement, with the commands, is in docs/lab/local-models.md."""
+
+
+@pytest.mark.model
+@pytest.mark.timeout(600)
+def test_schema_decisions_on_llama_cpps_server_agree_with_the_local_backend_and_a_killed_server_loses_no_record(
+        local_client, workplace, monkeypatch):
+    from llama_server import llama_server_process
+
+    queries = load_queries(DEV_QUERIES, workplace.names)[::EVERY]
+    monkeypatch.setenv("COURSE_OPENAI_DECISION", "schema")
+    monkeypatch.setenv("COURSE_OPENAI_MODEL", "qwen2.5-coder-1.5b")
+    with llama_server_process(slots=2) as (url, process):
+        monkeypatch.setenv("COURSE_OPENAI_BASE_URL", url)
+        client = make_client("openai", verbose=False)
+        served = run_selector(lambda q: pick_by_model(client, workplace, q, temperature=0.0), queries,
+                              progress=False, concurrency=2)
+        local = run_selector(lambda q: pick_by_model(local_client, workplace, q), queries, progress=False)
+        assert [o.error for o in served] == [None] * len(queries)
+        agreed = sum(s.chosen == o.chosen for s, o in zip(served, local))
+        print(f"llama-server (2 slots, schema, concurrency 2) and the in-process backend agree on {agreed} of "
+              f"{len(queries)} dev queries")
+        assert agreed >= 0.9 * len(queries)
+
+        lock, answered = threading.Lock(), []
+
+        def killed_after_two(query: str) -> Decision:
+            decision = pick_by_model(client, workplace, query, temperature=0.0)
+            with lock:
+                answered.append(query)
+                if len(answered) == 2:
+                    process.kill()
+            return decision
+
+        outcomes = run_selector(killed_after_two, queries[:6], progress=False, concurrency=2)
+    assert [o.query for o in outcomes] == queries[:6]  # every record, in query order
+    errors = [o.error for o in outcomes if o.error is not None]
+    assert 2 <= len(outcomes) - len(errors) < 6 and errors
+    assert all(e.startswith("503 UNREACHABLE: No server answers at") for e in errors), errors
