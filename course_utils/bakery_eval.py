@@ -180,7 +180,7 @@ def check_run(request: BakeryRequest, mode: str, result: AgentResult, *, sample:
 
 
 def read_record(path: str | Path) -> tuple[dict[str, Any], list[Checklist]]:
-    """A record written by `python -m course_utils measure bakery`: (its settings, its checklists)."""
+    """A record written by `python -m course_utils.lab measure bakery`: (its settings, its checklists)."""
     record = json.loads(Path(path).read_text(encoding="utf-8"))
     return {k: v for k, v in record.items() if k != "checklists"}, [Checklist(**c) for c in record["checklists"]]
 

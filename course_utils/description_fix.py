@@ -1,6 +1,6 @@
 """Editing one skill's description against its false triggers: the candidates, the dev choice, the held-out check.
 
-Built for `notebooks/11_in_production.ipynb`; `python -m course_utils measure description-fix dev|held-out` makes
+Built for `notebooks/11_in_production.ipynb`; `python -m course_utils.lab measure description-fix dev|held-out` makes
 the records it reads (data/measured/description_fix/). A *false trigger of the target* is a query that needs no
 skill, or another skill, and is sent to `TARGET`; a *lost true trigger* is a query expecting `TARGET` that the
 original description sends there and the edit does not. The rule (`choose`): the fewest false triggers of the

@@ -14,7 +14,7 @@ import course_utils.backend.local.llm
 import course_utils.embeddings as embeddings
 from course_utils.backend.local.prefixes import PREFIX_DIR_ENV
 from course_utils.paths import REPO_ROOT
-from course_utils.tools import bench as commands
+from course_utils.lab import bench as commands
 
 
 def test_bench_times_cosine_and_top_k_on_random_unit_vectors_without_a_model(monkeypatch):

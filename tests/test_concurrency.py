@@ -13,6 +13,7 @@ from pathlib import Path
 from openai_fakes import chat_server, content
 
 from course_utils.evaluation import run_selector
+from course_utils.lab.cli import main as lab
 from course_utils.paths import DATA_DIR, SKILLS_DIR
 from course_utils.queries import LabelledQuery, load_queries
 from course_utils.selection import Decision
@@ -54,7 +55,7 @@ def test_the_local_backend_refuses_more_than_one_decision_at_once(capsys):
     assert main(["audit", str(SKILLS_DIR / "workplace"), "--queries", str(QUERIES), "--backend", "local",
                  "--concurrency", "2"]) == 2
     assert "--concurrency 2 needs a server" in capsys.readouterr().err
-    assert main(["measure", "abstention", "model", "--backend", "local", "--concurrency", "3"]) == 2
+    assert lab(["measure", "abstention", "model", "--backend", "local", "--concurrency", "3"]) == 2
     assert "measure abstention: refused: --concurrency 3 needs a server" in capsys.readouterr().err
 
 

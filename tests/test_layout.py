@@ -1,10 +1,11 @@
 """The package's layers, read from the source with `ast` (no import, no model).
 
 From the bottom up: the backend (`course_utils/backend/`: `make_client` and what answers its requests),
-the lesson modules (`course_utils/*.py`), the command-line tools (`course_utils/tools/` and
-`course_utils/__main__.py`). A module may import its own layer and the layers below it, never one above:
-the backend imports no lesson and no tool, and no lesson imports a tool. Every import counts, wherever it
-is written (a function's body too).
+the lesson modules (`course_utils/*.py` and their packages), the learner's command line (`course_utils/tools/`
+and `course_utils/__main__.py`), the lab's development commands (`course_utils/lab/`). A module may import its
+own layer and the layers below it, never one above: the backend imports no lesson and no tool, no lesson
+imports a tool, and nothing but the lab imports the lab. Every import counts, wherever it is written (a
+function's body too).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 from course_utils.paths import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "course_utils"
-LAYERS = ("backend", "lessons", "tools")
+LAYERS = ("backend", "lessons", "tools", "lab")
 """From the bottom up: a module may import only from its own layer and the layers before it."""
 
 
@@ -28,7 +29,7 @@ def module_name(path: Path) -> str:
 def layer(module: str) -> str:
     """The layer of a module of the package, by where its file is."""
     parts = module.split(".")
-    if len(parts) > 1 and parts[1] in ("backend", "tools"):
+    if len(parts) > 1 and parts[1] in ("backend", "tools", "lab"):
         return parts[1]
     return "tools" if parts[1:] == ["__main__"] else "lessons"
 
@@ -74,6 +75,7 @@ def test_the_layers_are_where_the_files_are():
     assert layer("course_utils.backend.client") == layer("course_utils.backend.local.app") == "backend"
     assert layer("course_utils.skills") == layer("course_utils.paths") == layer("course_utils.text") == "lessons"
     assert layer("course_utils.tools.cli") == layer("course_utils.__main__") == "tools"
+    assert layer("course_utils.lab.measure") == layer("course_utils.lab") == "lab"
 
 
 def test_the_import_reader_sees_every_form_of_import(tmp_path, monkeypatch):
@@ -93,7 +95,7 @@ def test_the_import_reader_sees_every_form_of_import(tmp_path, monkeypatch):
 
 def test_no_module_imports_from_a_higher_layer():
     problems = upward_imports()
-    assert not problems, "imports that go up a layer (backend < lessons < tools):\n" + "\n".join(problems)
+    assert not problems, "imports that go up a layer (backend < lessons < tools < lab):\n" + "\n".join(problems)
 
 
 def test_every_layer_has_its_modules():

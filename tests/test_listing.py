@@ -274,7 +274,7 @@ def test_lesson_10s_recorded_decisions_are_of_its_listing_and_queries():
     from course_utils.evaluation import Outcome, Report, evaluate
     from course_utils.paths import DATA_DIR
     from course_utils.queries import load_queries
-    from course_utils.tools.measure import LISTING_DIR, LISTING_FILE, crowded_listing
+    from course_utils.lab.measure import LISTING_DIR, LISTING_FILE, crowded_listing
 
     record = json.loads((LISTING_DIR / LISTING_FILE).read_text(encoding="utf-8"))
     listed, digest = crowded_listing()

@@ -1,4 +1,4 @@
-"""`python -m course_utils measure …` on the scripted stand-in: each command runs on one or two items into a
+"""`python -m course_utils.lab measure …` on the scripted stand-in: each command runs on one or two items into a
 temporary folder and writes the record the lessons read, with its fields. Fast: no model file is opened.
 
 The bakery command's two refusals are tested too: a record is never overwritten, and the test split is not run
@@ -11,12 +11,12 @@ import json
 import httpx
 
 from course_utils.bakery_eval import Checklist, load_requests, read_record
+from course_utils.lab import LAB_RECORDS, measure
+from course_utils.lab.cli import build_parser
 from course_utils.paths import DATA_DIR, SKILLS_DIR
 from course_utils.queries import load_queries
 from course_utils.scripted import ScriptedBackend
 from course_utils.skills import SkillLoader
-from course_utils.tools import measure
-from course_utils.tools.cli import build_parser
 
 BAKERY = SkillLoader.from_root(SKILLS_DIR / "bakery")
 WORKPLACE = SkillLoader.from_root(SKILLS_DIR / "workplace")
@@ -41,6 +41,26 @@ def test_the_commands_are_registered():
     parser = build_parser()
     for argv in (["measure", "bakery", "dev"], ["measure", "abstention", "model"], ["measure", "native-format"]):
         assert parser.parse_args(argv).func
+
+
+def commands(parser) -> set[str]:
+    """The subcommands a command line's parser offers."""
+    return {name for action in parser._subparsers._group_actions for name in action.choices}
+
+
+def test_the_development_commands_are_the_labs_not_the_learners():
+    """`python -m course_utils --help` lists the learner's commands; bench, fuzz and measure are the lab's."""
+    from course_utils.tools.cli import build_parser as learner
+
+    assert commands(learner()) == {"validate", "catalog", "run-notebooks", "eval-trigger", "models", "audit",
+                                   "who-picks"}
+    assert commands(build_parser()) == {"bench", "fuzz", "measure"}
+
+
+def test_measure_bakery_sends_dev_records_to_the_lab_and_test_records_to_the_lessons():
+    assert measure.BAKERY_DIR == DATA_DIR / "measured" / "bakery"  # lesson 04 reads the test split's record
+    assert measure.BAKERY_DEV_DIR == LAB_RECORDS / "bakery"
+    assert measure.NATIVE_FORMAT_DIR == LAB_RECORDS
 
 
 def test_measure_bakery_writes_a_record(tmp_path, capsys):

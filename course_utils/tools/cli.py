@@ -203,13 +203,10 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--plot", type=Path, metavar="PATH",
                          help="save the histogram of similarity's top-1 scores (PNG)")
     command.set_defaults(func=eval_trigger)
-    from course_utils.tools import audit, bench, fuzz, measure, models, who_picks
+    from course_utils.tools import audit, models, who_picks
 
     models.register(sub)
     audit.register(sub)
-    bench.register(sub)
-    fuzz.register(sub)
-    measure.register(sub)
     who_picks.register(sub)
     return parser
 

@@ -1,6 +1,7 @@
-"""The ``bench`` command: load time, decision latency, embedding and top-k speed, peak memory of the local backend.
+"""``python -m course_utils.lab bench``: load time, decision latency, embedding and top-k speed, peak memory of the
+local backend.
 
-``course_utils.tools.cli`` calls ``register(subparsers)``; the subcommand sets ``func(args) -> int``.
+``course_utils.lab.cli`` calls ``register(subparsers)``; the subcommand sets ``func(args) -> int``.
 """
 
 from __future__ import annotations

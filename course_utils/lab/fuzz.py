@@ -1,4 +1,4 @@
-"""`python -m course_utils fuzz TARGET --seconds N`: coverage-guided fuzzing of the readers of files people hand us.
+"""`python -m course_utils.lab fuzz TARGET --seconds N`: coverage-guided fuzzing of the readers of files people hand us.
 
 Three targets, each run by atheris (libFuzzer for Python) in its own process for a bounded time:
 
@@ -187,7 +187,7 @@ def run_target(name: str, seconds: int, out: Path) -> tuple[bool, str]:
     write_seeds(name, out / f"seeds-{name}")
     log_path = out / f"{name}.log"
     with log_path.open("w") as log:
-        result = subprocess.run([sys.executable, "-m", "course_utils.tools.fuzz", name, str(seconds), str(out)],
+        result = subprocess.run([sys.executable, "-m", "course_utils.lab.fuzz", name, str(seconds), str(out)],
                                 stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT, timeout=seconds + 120)
     log_text = log_path.read_text(errors="replace")
     executions = _executions(log_text)
@@ -195,7 +195,7 @@ def run_target(name: str, seconds: int, out: Path) -> tuple[bool, str]:
         return True, f"{name}: {seconds} s, {executions:,} executions, no finding"
     saved = re.findall(r"Test unit written to (\S+)", log_text)
     where = (f"the input is saved in {saved[-1]}; replay it with "
-             f"`python -m course_utils fuzz {name} --reproduce {saved[-1]}`") if saved else "no input was saved"
+             f"`python -m course_utils.lab fuzz {name} --reproduce {saved[-1]}`") if saved else "no input was saved"
     return False, f"{name}: FINDING after {executions:,} executions: {where}; the log is {log_path}"
 
 

@@ -1,22 +1,23 @@
-"""`python -m course_utils measure …`: the measurements the lessons read, each written as a record.
+"""`python -m course_utils.lab measure …`: the measurements behind the lessons and the lab notes, each a record.
 
-    python -m course_utils measure bakery dev --label my-change
-    python -m course_utils measure bakery test --modes all,on-demand,filesystem --samples 2 --label fresh
-    python -m course_utils measure abstention model none-option reason-then-none gate examples agreement-3
-    python -m course_utils measure abstention none-option --queries data/trigger_eval.yaml \\
+    python -m course_utils.lab measure bakery dev --label my-change
+    python -m course_utils.lab measure bakery test --modes all,on-demand,filesystem --samples 2 --label fresh
+    python -m course_utils.lab measure abstention model none-option reason-then-none gate examples agreement-3
+    python -m course_utils.lab measure abstention none-option --queries data/trigger_eval.yaml \\
         --out data/measured/abstention_lesson
-    python -m course_utils measure native-format
-    python -m course_utils measure listing-decisions
-    python -m course_utils measure description-fix dev
-    python -m course_utils measure description-fix held-out
+    python -m course_utils.lab measure native-format
+    python -m course_utils.lab measure listing-decisions
+    python -m course_utils.lab measure description-fix dev
+    python -m course_utils.lab measure description-fix held-out
 
 `bakery` runs each request of a split of data/bakery_requests.yaml through each mode of `build_harness` (the loop
 with the policies `OneStepAtATime()`, `RefuseRepeats()` and `StopAt(ANSWERING_TOOLS)`, as lesson 04 runs it;
 `--tool-policy none` leaves `OneStepAtATime` out) on the backend `make_client()` picks: once
 greedily (`--samples 0`), or `--samples N` times at `--temperature` (run k of a request seeded with
-`run_seed(request, k)`, k = 1…N). It writes data/measured/bakery/<split>_<label>.json (the backend, the date, the
-settings and every checklist) and prints the summary. A record is never overwritten. Lesson 04 reads test_fresh.json,
-the record of the test split's one run. Harness changes are compared on `dev`. The
+`run_seed(request, k)`, k = 1…N). It writes <split>_<label>.json (the backend, the date, the settings and every
+checklist) and prints the summary: a `test` record into data/measured/bakery/, where lesson 04 reads test_fresh.json,
+the record of the test split's one run; a `dev` record into docs/lab/records/bakery/, beside the lab notes that
+compare harness changes on it. A record is never overwritten. Harness changes are compared on `dev`. The
 `test` split is run once, with the finished harness: the command refuses to run it when a record of any of its
 requests exists, and the look goes in docs/lab/test-sets.md.
 
@@ -38,8 +39,8 @@ chat template shows tools in a `# Tools … <tools>…</tools>` block and asks f
 bare JSON object and constrains it with a grammar. With the tools shown Qwen's way, is `<tool_call>` among the
 model's 20 most likely first answer tokens (read before the grammar, llama.cpp's `n_probs`)? Prompts: lesson 06's
 first turn on the 90 development queries and lesson 04's on-demand first turn on the development bakery requests.
-It writes data/measured/native_format_dev.json (every prompt's top candidates) and prints the summary. The test
-sets are not used.
+It writes docs/lab/records/native_format_dev.json (every prompt's top candidates; no lesson reads it) and prints the
+summary. The test sets are not used.
 
 `description-fix dev` runs lesson 11's `it-helpdesk-triage` description edits (`course_utils.description_fix`): the
 shipped description on every development query of `DEV_FILES`, then each candidate on `candidate_subset`, and
@@ -67,15 +68,19 @@ from tqdm.auto import tqdm
 
 from course_utils.bakery_eval import MEASURED_DIR
 from course_utils.paths import DATA_DIR, REPO_ROOT, SKILLS_DIR
+from course_utils.lab import LAB_RECORDS
 from course_utils.tools.options import add_concurrency
 
 BAKERY_DIR = MEASURED_DIR
+"""Where a `test` record of the bakery agent goes: lesson 04 reads the test split's record."""
+BAKERY_DEV_DIR = LAB_RECORDS / "bakery"
+"""Where a `dev` record of the bakery agent goes: harness changes, compared in docs/lab/bakery-harness.md."""
 ABSTENTION_DIR = DATA_DIR / "measured" / "abstention_dev"
 ABSTENTION_LESSON_DIR = DATA_DIR / "measured" / "abstention_lesson"
 LISTING_DIR, LISTING_FILE = DATA_DIR / "measured", "listing_decisions.json"
 LISTING_SYNTHETIC, LISTING_WINDOW = 100, 200_000
 """Lesson 10's crowded catalog (the 14 workplace skills and 100 synthetic ones) and Claude Code's window for it."""
-NATIVE_FORMAT_DIR = DATA_DIR / "measured"
+NATIVE_FORMAT_DIR = LAB_RECORDS
 NATIVE_FORMAT_FILE = "native_format_dev.json"
 DEV_QUERY_FILES = ("trigger_dev.yaml", "trigger_dev_fr.yaml")
 TOOL_CALL = "<tool_call>"
@@ -132,7 +137,7 @@ def bakery(args: argparse.Namespace) -> int:
     from course_utils.skills import SkillLoader
     from course_utils.tool_policy import OneStepAtATime, RefuseRepeats, StopAt
 
-    out = args.out or BAKERY_DIR
+    out = args.out or (BAKERY_DIR if args.split == "test" else BAKERY_DEV_DIR)
     path = out / bakery_record_name(args.split, args.label)
     if path.exists():
         raise Refused(f"{_shown(path)} exists: a record is never overwritten; give a new --label.")
@@ -140,7 +145,7 @@ def bakery(args: argparse.Namespace) -> int:
         raise Refused("--samples must be 0 (one greedy run) or more")
     requests = load_requests(split=args.split)[:args.limit]
     if args.split == "test":
-        refuse_a_second_look(requests, [out, BAKERY_DIR])
+        refuse_a_second_look(requests, [out, BAKERY_DIR, BAKERY_DEV_DIR])
     client = _client(args, args.backend)
     bakery_skills = SkillLoader.from_root(SKILLS_DIR / "bakery")
     harnesses = {m: build_harness(m, bakery_skills, ASSISTANT_PREAMBLE, *bakery_tools(), none_choice=NONE_CHOICE)
@@ -390,7 +395,7 @@ def description_fix(args: argparse.Namespace) -> int:
         queries = fix.dev_queries(workplace.names)[:args.limit]
         runs = fix.read_record(path)[1] if path.exists() else {}
         meta |= {"queries": [f"data/{f}" for f in fix.DEV_FILES],
-                 "command": "python -m course_utils measure description-fix dev"}
+                 "command": "python -m course_utils.lab measure description-fix dev"}
         if "original" not in runs and (not args.only or "original" in args.only):
             runs["original"] = run("original", queries)
             fix.write_record(path, meta, runs)
@@ -412,7 +417,7 @@ def description_fix(args: argparse.Namespace) -> int:
     queries = _load(DATA_DIR / fix.HELD_OUT_FILE, workplace.names)[:args.limit]
     runs = {"original": run("original", queries), chosen.name: run(chosen.name, queries)}
     meta |= {"queries": [f"data/{fix.HELD_OUT_FILE}"], "chosen": chosen.name,
-             "command": "python -m course_utils measure description-fix held-out"}
+             "command": "python -m course_utils.lab measure description-fix held-out"}
     fix.write_record(path, meta, runs)
     print(f"wrote {_shown(path)}")
     return 0
@@ -436,7 +441,8 @@ def _refusing(func):
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `measure` subcommand (bakery, abstention, native-format, description-fix) to the command line."""
-    measure = sub.add_parser("measure", help="make the records the lessons read (data/measured/)")
+    measure = sub.add_parser("measure", help="make the records the lessons read (data/measured/) and those the lab "
+                                             "notes cite (docs/lab/records/)")
     actions = measure.add_subparsers(dest="measure_command", required=True)
 
     command = actions.add_parser("bakery", help="the bakery agent on a split of data/bakery_requests.yaml, "
@@ -450,7 +456,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     command.add_argument("--tool-policy", choices=TOOL_POLICIES, default="one-step-at-a-time",
                          help="the per-turn tool_config the harness sends (default one-step-at-a-time, as lessons 03 "
                               "and 04 run it; none: records made before the policy moved into the harness)")
-    _where_and_how_many(command, f"where the record goes (default {_shown(BAKERY_DIR)})",
+    _where_and_how_many(command, f"where the record goes (default {_shown(BAKERY_DIR)} for test, "
+                                 f"{_shown(BAKERY_DEV_DIR)} for dev)",
                         "only the first N requests of the split", backend=True)
     command.set_defaults(func=_refusing(bakery))
 
@@ -502,9 +509,9 @@ def _where_and_how_many(command: argparse.ArgumentParser, out: str, limit: str, 
 
 
 def main(argv: Sequence[str], client: genai.Client | None = None) -> int:
-    """`python -m course_utils measure …` with `argv` after `measure`; `client` replaces the backend
+    """`python -m course_utils.lab measure …` with `argv` after `measure`; `client` replaces the backend
     `make_client` would pick (a test hands in the scripted stand-in)."""
-    parser = argparse.ArgumentParser(prog="python -m course_utils")
+    parser = argparse.ArgumentParser(prog="python -m course_utils.lab")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["measure", *argv])
     args.client = client
