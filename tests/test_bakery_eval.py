@@ -12,6 +12,7 @@ from course_utils.bakery_eval import (
     MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, BakeryRequest, Checklist, Fact, agreement, answered_by_cake_script,
     check_run, load_requests, read_record, recheck_facts, run_all, run_seed, skills_loaded, summarize,
 )
+from course_utils.lab import LAB_RECORDS
 from course_utils.paths import SKILLS_DIR
 from course_utils.skills import SkillLoader
 
@@ -184,8 +185,9 @@ def test_the_summary_counts_runs_and_agreement():
 
 def test_every_recorded_measurement_reads_back_and_ran_only_its_split():
     """Each record ran one split: a dev record dev requests only (the first test split's requests are dev now,
-    marked `former_split: test`); a test record requests that were test requests when it ran."""
-    files = sorted(MEASURED_DIR.glob("*.json"))
+    marked `former_split: test`); a test record requests that were test requests when it ran. The records are the
+    lesson's (data/measured/bakery/) and the lab's (docs/lab/records/bakery/)."""
+    files = sorted(MEASURED_DIR.glob("*.json")) + sorted((LAB_RECORDS / "bakery").glob("*.json"))
     assert any(p.name.startswith("test") for p in files) and any(p.name.startswith("dev_") for p in files)
     was_test = {r.id for r in REQUESTS if r.former_split == "test" or r.split == "test"}
     dev = {r.id for r in REQUESTS if r.split == "dev"}

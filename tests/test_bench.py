@@ -1,4 +1,5 @@
-"""`bench` (the local backend's timing command): its model-free figure, `topk_10000_ms`, and its JSON. No model."""
+"""`python -m course_utils.lab bench` (the local backend's timing command): its model-free figure,
+`topk_10000_ms`, and its JSON. No model."""
 from __future__ import annotations
 
 import argparse
@@ -13,8 +14,9 @@ import course_utils.backend.encoders.embed
 import course_utils.backend.local.llm
 import course_utils.embeddings as embeddings
 from course_utils.backend.local.prefixes import PREFIX_DIR_ENV
-from course_utils.paths import REPO_ROOT
+from course_utils.lab import LAB_RECORDS
 from course_utils.lab import bench as commands
+from course_utils.paths import REPO_ROOT
 
 
 def test_bench_times_cosine_and_top_k_on_random_unit_vectors_without_a_model(monkeypatch):
@@ -57,9 +59,10 @@ def test_bench_json_carries_topk_10000_ms_and_the_machine(monkeypatch, tmp_path)
 
 
 def test_the_lab_notes_table_is_the_recorded_bench_run():
-    """The bench table in docs/lab/performance.md is `data/measured/bench.json`, rendered by `figures_table`
-    (`bench --json data/measured/bench.json --readme docs/lab/performance.md`). The README states no bench figure."""
-    recorded = json.loads((REPO_ROOT / "data" / "measured" / "bench.json").read_text())
+    """The bench table in docs/lab/performance.md is `docs/lab/records/bench.json`, rendered by `figures_table`
+    (`bench --json docs/lab/records/bench.json --readme docs/lab/performance.md`). The README states no bench
+    figure."""
+    recorded = json.loads((LAB_RECORDS / "bench.json").read_text())
     assert commands.figures_table(recorded) in (REPO_ROOT / "docs" / "lab" / "performance.md").read_text()
     assert commands.TABLE_HEADER not in (REPO_ROOT / "README.md").read_text()
 

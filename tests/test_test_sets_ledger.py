@@ -14,8 +14,9 @@ choice (`yes…` or `no…`).
 The tests below fail when
 - a data file holding a test set (a labelled query list in data/, or `split: test` / `former_split: test`
   requests) has no row and section, or its query count differs from the ledger's;
-- a record or report under data/measured/ that is of a test split (its name starts with `test`, its JSON says
-  `"split": "test"`, or it holds a test set's query, request id or file name) is not named in the ledger;
+- a record or report under data/measured/ or docs/lab/records/ that is of a test split (its name starts with
+  `test`, its JSON says `"split": "test"`, or it holds a test set's query, request id or file name) is not named in
+  the ledger;
 - a fresh set (no look recorded) has a committed record;
 - a sentence of README.md, a lesson's Markdown or a data file's header claims a set was "reported once", "run
   once", "measured once", "looked at once", had "one look", that it "reports … once", was "never chosen on",
@@ -35,10 +36,18 @@ import nbformat
 import pytest
 import yaml
 
+from course_utils.lab import LAB_RECORDS
 from course_utils.paths import DATA_DIR, NOTEBOOKS_DIR, REPO_ROOT
 
 LEDGER = REPO_ROOT / "docs" / "lab" / "test-sets.md"
 MEASURED = DATA_DIR / "measured"
+RECORD_FOLDERS = (MEASURED, LAB_RECORDS)
+"""The records the lessons read, and the development records the lab notes cite."""
+
+
+def records() -> list[Path]:
+    """Every JSON record in RECORD_FOLDERS."""
+    return [path for folder in RECORD_FOLDERS for path in sorted(folder.rglob("*.json"))]
 SUMMARY_HEADER = ["set", "file", "selector", "queries", "looks", "status", "prose names"]
 STATUSES = ("fresh", "reported", "burned")
 LOOKS = re.compile(r"^(\d+)( \+ standing)?$")
@@ -313,7 +322,7 @@ def test_every_record_of_a_test_set_is_named_in_the_ledger(ledger):
     # Requests moved to dev (former_split) are dev data now: their later records are dev records.
     current = [s for s in ledger.values() if not s.selector.startswith("former_split")]
     missing = []
-    for path in sorted(MEASURED.rglob("*.json")):
+    for path in records():
         record = json.loads(path.read_text(encoding="utf-8"))
         of_test = (path.name.startswith("test") or (isinstance(record, dict) and record.get("split") == "test")
                    or any(holds(strings(record), s) for s in current))
@@ -324,7 +333,7 @@ def test_every_record_of_a_test_set_is_named_in_the_ledger(ledger):
 
 def test_a_fresh_set_has_no_record(ledger):
     fresh = [s for s in ledger.values() if s.status == "fresh"]
-    for path in sorted(MEASURED.rglob("*.json")):
+    for path in records():
         record_strings = strings(json.loads(path.read_text(encoding="utf-8")))
         for test_set in fresh:
             assert not holds(record_strings, test_set), (
