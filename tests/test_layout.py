@@ -6,10 +6,17 @@ and `course_utils/__main__.py`), the lab's development commands (`course_utils/l
 own layer and the layers below it, never one above: the backend imports no lesson and no tool, no lesson
 imports a tool, and nothing but the lab imports the lab. Every import counts, wherever it is written (a
 function's body too).
+
+Beside the package, `data/measured/` holds only the records a lesson, a module or a test reads: each is named by
+one of them (its path, or its folder with its name or a pattern). The lab's development records live in
+`docs/lab/records/`.
 """
 from __future__ import annotations
 
 import ast
+import fnmatch
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -159,3 +166,90 @@ def test_the_cycle_finder_finds_a_cycle_through_a_type_checking_import(tmp_path,
 def test_no_import_cycle():
     found = cycles(import_graph())
     assert not found, "modules that import each other (TYPE_CHECKING imports count):\n" + "\n".join(map(str, found))
+
+
+# ---------------------------------------------------------------- data/measured/ holds what lessons and tests read
+
+MEASURED = REPO_ROOT / "data" / "measured"
+NOT_READERS = ("course_utils/lab/", "tests/test_layout.py", "tests/test_test_sets_ledger.py",
+               "tests/test_bakery_eval.py")
+"""Sources that name records without reading them for a lesson: the lab writes them; this file, the ledger's test and
+the bakery records' split check go through every record of a folder to check the records themselves."""
+JOINED = re.compile(r"""["']\s*/\s*f?["']""")
+"""`"measured" / "bakery"` and `"abstention_lesson" / f"{X}.json"`, as one path."""
+
+
+def normalized(text: str) -> str:
+    """Source text with `DATA_DIR / "x"` and `"a" / "b"` written as the paths they join."""
+    return JOINED.sub("/", re.sub(r"""\bDATA_DIR\s*/\s*["']""", '"data/', text))
+
+
+def source_text(path: Path) -> str:
+    """A Python file's text, or every cell's source of a notebook."""
+    if path.suffix == ".ipynb":
+        return "\n".join("".join(cell["source"]) for cell in json.loads(path.read_text(encoding="utf-8"))["cells"])
+    return path.read_text(encoding="utf-8")
+
+
+def readers() -> dict[str, str]:
+    """Each lesson, module of the package and test that may read a record, as its normalized text."""
+    paths = [*sorted((REPO_ROOT / "notebooks").glob("*.ipynb")), *sorted(PACKAGE.rglob("*.py")),
+             *sorted((REPO_ROOT / "tests").rglob("*.py"))]
+    found = {str(p.relative_to(REPO_ROOT)): normalized(source_text(p)) for p in paths}
+    return {name: text for name, text in found.items() if not name.startswith(NOT_READERS)}
+
+
+FOLDER = r'"data/measured/([\w-]+)"'
+
+
+def folder_constants() -> dict[str, str]:
+    """The package's names for folders of data/measured/: `MEASURED_DIR` -> `bakery`."""
+    return {name: folder for path in sorted(PACKAGE.rglob("*.py"))
+            for name, folder in re.findall(rf"^([A-Z][A-Z_]*) = {FOLDER}$", normalized(path.read_text("utf-8")),
+                                           re.MULTILINE)}
+
+
+def named_files(text: str, constants: dict[str, str]) -> set[tuple[str, str]]:
+    """(folder, file name or pattern) for each record a reader's text names under data/measured/ (folder '' for
+    the top level): by its path; by a glob of its folder; by its name or an f-string joined to a name for its
+    folder (a package constant, or a variable of the reader's own). A pattern's `{…}` reads as `*`."""
+    aliases = dict(constants)
+    aliases |= {name: folder for name, folder in re.findall(rf"\b(\w+) = {FOLDER}", text)}
+    for name, folder in list(aliases.items()):  # `records = fix.RECORD_DIR`
+        aliases |= {alias: folder for alias in re.findall(rf"^\s*(\w+) = (?:\w+\.)?{name}$", text, re.MULTILINE)}
+    found = set(re.findall(r"measured/([\w-]+)/([^\"'/\s]+)", text))
+    found |= {("", name) for name in re.findall(r"measured/([^\"'/\s]+\.json)", text)}
+    found |= set(re.findall(rf"{FOLDER}\)?\s*\.r?glob\([\"']([^\"']+)", text))
+    for name, folder in aliases.items():
+        found |= {(folder, file) for file in re.findall(rf"\b{name}\)?\s*(?:/\s*f?|\.r?glob\()[\"']([^\"']+)[\"']",
+                                                        text)}
+    return {(folder, re.sub(r"\{[^}]*\}", "*", file)) for folder, file in found}
+
+
+def unread_records(records: list[str], sources: dict[str, str], constants: dict[str, str]) -> list[str]:
+    """The records (paths under data/measured/) that no source names."""
+    named = set().union(*(named_files(text, constants) for text in sources.values()))
+    return [record for record in records
+            if not any(folder == record.rpartition("/")[0] and fnmatch.fnmatchcase(record.rpartition("/")[2], file)
+                       for folder, file in named)]
+
+
+def test_the_record_reader_finds_paths_folders_and_patterns():
+    constants = {"MEASURED_DIR": "bakery"}
+    sources = {"lesson": normalized('RECORDS = DATA_DIR / "measured" / "who_picks"\nRECORDS / f"{name}_dev.json"'),
+               "test": normalized('read(MEASURED_DIR / "test_fresh.json"); DATA_DIR / "measured" / "top.json"'),
+               "glob": normalized('(DATA_DIR / "measured" / "models").glob("bench_*.json"); open(f"{x}.json")'),
+               "path": normalized('REPO_ROOT / "data" / "measured" / "abstention" / f"{BEST}.json"')}
+    assert unread_records(["who_picks/a_dev.json", "who_picks/a.json", "bakery/test_fresh.json", "bakery/dev_1.json",
+                           "top.json", "other.json", "models/bench_x.json", "models/dev_x.json", "abstention/b.json"],
+                          sources, constants) == ["who_picks/a.json", "bakery/dev_1.json", "other.json",
+                                                  "models/dev_x.json"]
+
+
+def test_data_measured_holds_only_records_a_lesson_or_a_test_reads():
+    """A record no lesson, module or test names belongs beside the lab notes that cite it, in docs/lab/records/."""
+    records = [str(p.relative_to(MEASURED)) for p in sorted(MEASURED.rglob("*")) if p.is_file()]
+    assert records, "data/measured/ holds the records the lessons read"
+    unread = unread_records(records, readers(), folder_constants())
+    assert not unread, ("records in data/measured/ that no lesson, module or test reads (move them to "
+                        "docs/lab/records/ with the page that cites them):\n" + "\n".join(unread))
