@@ -7,6 +7,8 @@ own layer and the layers below it, never one above: the backend imports no lesso
 imports a tool, and nothing but the lab imports the lab. Every import counts, wherever it is written (a
 function's body too).
 
+`docs/architecture.md`, the design map, names every module of the package and only modules that exist.
+
 Beside the package, `data/measured/` holds only the records a lesson, a module or a test reads: each is named by
 one of them (its path, or its folder with its name or a pattern). The lab's development records live in
 `docs/lab/records/`.
@@ -19,6 +21,8 @@ import json
 import re
 import sys
 from pathlib import Path
+
+import pytest
 
 from course_utils.paths import REPO_ROOT
 
@@ -253,3 +257,39 @@ def test_data_measured_holds_only_records_a_lesson_or_a_test_reads():
     unread = unread_records(records, readers(), folder_constants())
     assert not unread, ("records in data/measured/ that no lesson, module or test reads (move them to "
                         "docs/lab/records/ with the page that cites them):\n" + "\n".join(unread))
+
+
+# ---------------------------------------------------------------- the design map names every module
+
+ARCHITECTURE = REPO_ROOT / "docs" / "architecture.md"
+MAP_HEADER = ["group", "module", "what it owns"]
+
+
+def mapped_modules(text: str) -> list[str]:
+    """The module cells (paths under course_utils/) of the map's table, in order."""
+    lines = text.splitlines()
+    header = next(i for i, line in enumerate(lines) if [c.strip() for c in line.strip("|").split("|")] == MAP_HEADER)
+    found = []
+    for line in lines[header + 2:]:
+        if not line.startswith("|"):
+            break
+        cell = line.strip("|").split("|")[1].strip()
+        assert re.fullmatch(r"`[\w/]+\.py`", cell), f"{ARCHITECTURE.name}: not one module in backticks: {line!r}"
+        found.append(cell.strip("`"))
+    return found
+
+
+def test_the_design_map_names_every_module_once_and_only_modules_that_exist():
+    mapped = mapped_modules(ARCHITECTURE.read_text(encoding="utf-8"))
+    modules = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")}
+    missing, extra = sorted(modules - set(mapped)), sorted(set(mapped) - modules)
+    assert not missing, f"modules {ARCHITECTURE.name} does not name: {missing}"
+    assert not extra, f"{ARCHITECTURE.name} names modules that do not exist: {extra}"
+    assert len(mapped) == len(set(mapped)), "a module named twice"
+
+
+def test_the_design_map_check_sees_a_missing_and_an_extra_module():
+    text = f"| {' | '.join(MAP_HEADER)} |\n|---|---|---|\n| files | `skills.py` | skills |\n| lab | `gone.py` | x |\n"
+    assert mapped_modules(text) == ["skills.py", "gone.py"]
+    with pytest.raises(AssertionError, match="not one module"):
+        mapped_modules(text + "| lab | `a.py`, `b.py` | two |\n")
