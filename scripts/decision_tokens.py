@@ -1,6 +1,6 @@
 """Count a skill decision's tokens with the local backend's own count, and write them for scripts/scale_figures.py.
 
-    PYTHONPATH=. python scripts/decision_tokens.py [--out data/measured/decision_tokens.json]
+    PYTHONPATH=. python scripts/decision_tokens.py [--out docs/lab/records/decision_tokens.json]
 
 Every count is the one the local backend's ``countTokens`` serves (``backend.local.app.count_tokens``: the request
 rendered by the model's chat template, then tokenized; nothing is computed), on the Gemini request the course sends:
@@ -132,5 +132,5 @@ def main(out: Path) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=REPO / "data" / "measured" / "decision_tokens.json")
+    parser.add_argument("--out", type=Path, default=REPO / "docs" / "lab" / "records" / "decision_tokens.json")
     main(parser.parse_args().out)

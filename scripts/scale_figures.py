@@ -1,6 +1,6 @@
 """The figures of docs/scale.md, computed from the measured token counts: what 10,000 skills × 1,000 queries cost.
 
-    python scripts/scale_figures.py [data/measured/decision_tokens.json]
+    python scripts/scale_figures.py [docs/lab/records/decision_tokens.json]
 
 The token counts are the local backend's own (`scripts/decision_tokens.py` writes them). Everything else is a
 constant below with its source. The times are lower bounds from a formula, not measurements: a prompt token costs
@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO))
 
 from course_utils.scale import catalog_budget, decision_rule  # noqa: E402
 
-RECORD = REPO / "data" / "measured" / "decision_tokens.json"
+RECORD = REPO / "docs" / "lab" / "records" / "decision_tokens.json"
 
 SKILLS = 10_000
 QUERIES = 1_000
