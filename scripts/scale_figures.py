@@ -77,16 +77,16 @@ def lines(tokens: dict) -> list[str]:
         f"{work['prefix']:,} of them the shared system message; a skill adds {work['catalog_per_skill']:.1f} "
         f"(its catalog line and its name in the tool), the catalog's text alone {work['catalog_text']:,}",
         f"- synthetic catalog: a skill adds {syn['per_skill']:.1f}; {syn['large']:,} skills: the catalog's text "
-        f"{syn['catalog_text_large']:,} tokens, the system message {syn['prefix_large']:,}, a decision "
-        f"{syn['decision_large']:,}",
+        f"{syn['catalog_text_large']:,} tokens, the system message {syn['prefix_large']:,}, "
+        f"one decision measured on it {syn['decision_large']:,}",
         f"- hybrid: k=3 {hyb['decision']['3']['mean']:,.0f} prompt tokens, k=10 {hyb['decision']['10']['mean']:,.0f} "
         f"(means of {hyb['decision']['3']['n']}), {hyb['prefix']:,} of them the shared system message",
         f"- the answer (a call or a text reply): {answer['mean']:.1f} output tokens "
         f"(mean of {answer['n']} greedy decisions, {answer['min']}–{answer['max']})",
         "",
         f"{SKILLS:,} skills × {QUERIES:,} queries:",
-        "| strategy | prompt tokens a decision | fits 131,072? | prompt tokens in all | computed with prefix "
-        "caching | output tokens in all |",
+        "| strategy | prompt tokens a decision (shared part + mean query) | fits 131,072? | prompt tokens in all "
+        "| computed with prefix caching | output tokens in all |",
         "|---|---|---|---|---|---|",
     ]
     output = QUERIES * answer["mean"]
