@@ -28,6 +28,7 @@ from google.genai import types  # noqa: E402
 from course_utils.backend.client import GENERATION_MODEL, backend_of, make_client  # noqa: E402
 from course_utils.backend.local.app import build_prompt, get_app  # noqa: E402
 from course_utils.backend.local.llm import get_llm  # noqa: E402
+from course_utils.embeddings.index import top_k  # noqa: E402
 from course_utils.paths import DATA_DIR, SKILLS_DIR  # noqa: E402
 from course_utils.queries import load_queries  # noqa: E402
 from course_utils.selection import (  # noqa: E402
@@ -95,17 +96,18 @@ def main(out: Path) -> None:
                     "count": "backend.local.app.count_tokens (countTokens): chat template rendered, then tokenized"}
 
     full = [count(decision(workplace, t)) for t in texts]
-    one = workplace.subset(workplace.names[:1])
-    result["workplace"] = {"skills": len(workplace.names), "decision": summary(full), "prefix": prefix(workplace),
-                           "prefix_one_skill": prefix(one), "catalog_text": text_tokens(workplace.catalog()),
-                           "catalog_per_skill": (prefix(workplace) - prefix(one)) / (len(workplace.names) - 1)}
+    whole, one = prefix(workplace), prefix(workplace.subset(workplace.names[:1]))
+    result["workplace"] = {"skills": len(workplace.names), "decision": summary(full), "prefix": whole,
+                           "prefix_one_skill": one, "catalog_text": text_tokens(workplace.catalog()),
+                           "catalog_per_skill": (whole - one) / (len(workplace.names) - 1)}
 
     synthetic = synthetic_skills(10_000)
     small, large = SkillLoader(synthetic[:10]), SkillLoader(synthetic)
-    result["synthetic"] = {"small": 10, "large": len(synthetic), "prefix_small": prefix(small),
-                           "prefix_large": prefix(large), "catalog_text_large": text_tokens(large.catalog()),
+    prefix_small, prefix_large = prefix(small), prefix(large)
+    result["synthetic"] = {"small": 10, "large": len(synthetic), "prefix_small": prefix_small,
+                           "prefix_large": prefix_large, "catalog_text_large": text_tokens(large.catalog()),
                            "decision_large": count(decision(large, texts[0])),
-                           "per_skill": (prefix(large) - prefix(small)) / (len(synthetic) - 10)}
+                           "per_skill": (prefix_large - prefix_small) / (len(synthetic) - 10)}
 
     selector = SimilaritySelector(client, workplace)
     scores = selector.scores(texts)
@@ -113,8 +115,7 @@ def main(out: Path) -> None:
     for k in (3, 10):
         counts = []
         for text, row in zip(texts, scores):
-            nearest = sorted(range(len(row)), key=lambda i: -row[i])[:k]  # stable: ties keep catalog order
-            shortlist = workplace.subset(selector.names[i] for i in nearest)
+            shortlist = workplace.subset(selector.names[i] for i in top_k(row, k))  # ties keep catalog order
             counts.append(count(request(shortlist_instruction(), shortlist_tool(), [shortlist_turn(shortlist, text)])))
         hybrid[str(k)] = summary(counts)
     static = build_prompt(request(shortlist_instruction(), shortlist_tool(), [user("x")])).messages[:1]
