@@ -159,7 +159,7 @@ def _samples() -> dict[tuple[str, str], list[int]]:
         ("10", "PRESELECT_TOP10"): [_positives("trigger_eval.yaml", "en")],
         ("11", "FIXES_A_FALSE_TRIGGER"): list(range(1, _nones("helpdesk_near_misses.yaml") + 1)),
         ("12", "RANKS_PERFECTLY"): [_positives("dev/trigger_dev.yaml")],
-        ("13", "DECLINES"): [_nones("workplace_fresh.yaml"), _nones("mattpocock_fresh.yaml")],
+        ("13", "DECLINES"): [_nones("dev/workplace_dev_2.yaml"), _nones("dev/mattpocock_dev_2.yaml")],
         ("13", "MODEL_OVER_SIMILARITY"): [_discordant(name) for name in ("workplace", "mattpocock")],
     }
 

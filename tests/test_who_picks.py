@@ -14,7 +14,7 @@ from course_utils.trigger import build_selectors, run_selectors
 from course_utils.who_picks import SELECTORS, course_finding, read_record
 
 RECORDS = DATA_DIR / "measured" / "who_picks"
-TEST_SETS = {"workplace": "workplace_fresh.yaml", "mattpocock": "mattpocock_fresh.yaml"}
+TEST_SETS = {"workplace": "dev/workplace_dev_2.yaml", "mattpocock": "dev/mattpocock_dev_2.yaml"}
 
 
 @pytest.mark.parametrize("catalog", sorted(TEST_SETS))
