@@ -280,7 +280,7 @@ def test_data_measured_holds_only_records_a_lesson_or_a_test_reads():
 # ---------------------------------------------------------------- the design map names every module
 
 ARCHITECTURE = REPO_ROOT / "docs" / "architecture.md"
-MAP_HEADER = ["group", "module", "what it owns"]
+MAP_HEADER = ["part", "module", "lessons", "what it owns"]
 
 
 def mapped_modules(text: str) -> list[str]:
@@ -307,7 +307,8 @@ def test_the_design_map_names_every_module_once_and_only_modules_that_exist():
 
 
 def test_the_design_map_check_sees_a_missing_and_an_extra_module():
-    text = f"| {' | '.join(MAP_HEADER)} |\n|---|---|---|\n| files | `skills.py` | skills |\n| lab | `gone.py` | x |\n"
-    assert mapped_modules(text) == ["skills.py", "gone.py"]
+    text = (f"| {' | '.join(MAP_HEADER)} |\n|---|---|---|---|\n| skills | `skills/skill.py` | 01 | skills |\n"
+            "| scale | `gone.py` | — | x |\n")
+    assert mapped_modules(text) == ["skills/skill.py", "gone.py"]
     with pytest.raises(AssertionError, match="not one module"):
-        mapped_modules(text + "| lab | `a.py`, `b.py` | two |\n")
+        mapped_modules(text + "| audit | `a.py`, `b.py` | 12 | two |\n")

@@ -1,5 +1,6 @@
-"""The skills-folder audit, as a library: `run_audit` gives a typed `AuditReport`, which `render` writes as
-text, JSON, SARIF or GitHub annotations and `render_html` as one page. The rules are in `rules.RULES`.
+"""The skills-folder audit, as a library (lesson 12: `run_audit`, `render_text`, `render_html`, and `checks`'
+`WHEN_RULE`, `when_check`, `figures`' `pairs_figure`): `run_audit` gives a typed `AuditReport`, which `render` writes
+as text, JSON, SARIF or GitHub annotations and `render_html` as one page. The rules are in `rules.RULES`.
 
 `python -m course_utils audit` is the command line over this package (`course_utils/cli/audit.py`).
 """
