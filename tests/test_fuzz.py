@@ -49,7 +49,7 @@ def test_a_finding_is_reported_and_saved_and_can_be_replayed(tmp_path):
     result = fuzz("canary", "--seconds", "20", "--out", str(tmp_path))
     assert result.returncode == 1
     saved = re.search(r"canary: FINDING after \d+ executions: the input is saved in (\S+); replay it with "
-                      r"`python -m course_utils\.lab fuzz canary --reproduce \1`; the log is \S+canary\.log",
+                      r"`python -m scripts\.lab fuzz canary --reproduce \1`; the log is \S+canary\.log",
                       result.stdout)
     assert saved, result.stdout
     replay = fuzz("canary", "--reproduce", saved[1])

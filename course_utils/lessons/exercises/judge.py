@@ -100,9 +100,10 @@ def _check(function: Callable, client: Any, loader: SkillLoader, selector: Any, 
     if not callable(function):
         raise Mistake("return type", f"pick_hybrid should be a function; it is a {type(function).__name__}.")
     if not reference and _is_course_solution(function):
-        raise Mistake(COURSE_SOLUTION, "this `pick_hybrid` is the course's own, imported from selection.pick: "
-                      "the exercise is to write it. Write yours in the exercise cell (`hint(1)` gives a first step), "
-                      "or set SHOW_SOLUTION = True in the first code cell to study the reference.")
+        raise Mistake(COURSE_SOLUTION, "this `pick_hybrid` is the course's own, imported from "
+                      "course_utils.selection.pick: the exercise is to write it. Write yours in the exercise cell "
+                      "(`hint(1)` gives a first step), or set SHOW_SOLUTION = True in the first code cell "
+                      "to study the reference.")
     used = globals_read(function)
     if used:
         raise Mistake("globals", f"your function reads the notebook's {', '.join(f'`{n}`' for n in used)} instead of "

@@ -109,7 +109,7 @@ def where_raised(err: BaseException, function: Callable) -> list[str]:
     lines = [f"Your line: {own[-1].line} ({own[-1].name}, line {own[-1].lineno})"] if own else []
     if frames and (not own or frames[-1] is not own[-1]):
         last = frames[-1]
-        short = "/".join(last.filename.replace("\\", "/").split("/")[-2:])
+        short = "/".join(last.filename.replace("\\", "/").split("/")[-3:])
         lines.append(f"It finally broke in {last.name} ({short}, line {last.lineno}): {last.line}")
     return lines
 
