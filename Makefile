@@ -55,12 +55,12 @@ lab: setup
 	$(PY) -m jupyter lab notebooks
 
 bench: setup
-	$(PY) -m course_utils.lab bench --json build/bench.json
+	$(PY) -m scripts.lab bench --json build/bench.json
 
 # Fuzz the skill and query-set readers with atheris, FUZZ_SECONDS per target (no model needed).
 FUZZ_SECONDS ?= 300
 fuzz: $(FUZZ_DEPS)
-	$(PY) -m course_utils.lab fuzz all --seconds $(FUZZ_SECONDS)
+	$(PY) -m scripts.lab fuzz all --seconds $(FUZZ_SECONDS)
 
 clean:
 	rm -rf build .pytest_cache

@@ -1,4 +1,4 @@
 """`python -m course_utils …` runs the command line."""
-from course_utils.tools.cli import main
+from course_utils.cli.main import main
 
 raise SystemExit(main())

@@ -28,10 +28,10 @@ from google.genai import types  # noqa: E402
 from course_utils.backend.client import GENERATION_MODEL, backend_of, make_client  # noqa: E402
 from course_utils.backend.local.app import build_prompt, get_app  # noqa: E402
 from course_utils.backend.local.llm import get_llm  # noqa: E402
-from course_utils.embeddings.index import top_k  # noqa: E402
-from course_utils.paths import DATA_DIR, SKILLS_DIR  # noqa: E402
-from course_utils.queries import load_queries  # noqa: E402
-from course_utils.selection import (  # noqa: E402
+from course_utils.selection.embeddings.index import top_k  # noqa: E402
+from course_utils.skills.paths import DATA_DIR, SKILLS_DIR  # noqa: E402
+from course_utils.skills.queries import load_queries  # noqa: E402
+from course_utils.selection.pick import (  # noqa: E402
     ACTIVATE,
     SimilaritySelector,
     pick_by_model,
@@ -39,8 +39,8 @@ from course_utils.selection import (  # noqa: E402
     shortlist_tool,
     shortlist_turn,
 )
-from course_utils.skills import SkillLoader  # noqa: E402
-from course_utils.synthetic import synthetic_skills  # noqa: E402
+from course_utils.skills.skill import SkillLoader  # noqa: E402
+from course_utils.scale.synthetic import synthetic_skills  # noqa: E402
 
 QUERIES = DATA_DIR / "dev" / "trigger_dev.yaml"
 

@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from course_utils.scale import catalog_budget, decision_rule  # noqa: E402
+from course_utils.scale.decision import catalog_budget, decision_rule  # noqa: E402
 
 RECORD = REPO / "docs" / "lab" / "records" / "decision_tokens.json"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from course_utils.synthetic import render_skill_md, synthetic_skills
+from course_utils.scale.synthetic import render_skill_md, synthetic_skills
 
 
 def main(count: int, folder: Path) -> None:

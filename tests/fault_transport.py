@@ -15,7 +15,7 @@ from google import genai
 from google.genai import types
 
 from course_utils.backend.client import retry_options
-from course_utils.selection import ACTIVATE
+from course_utils.selection.pick import ACTIVATE
 
 BASE_URL = "http://faulty-gemini"
 Handler = Callable[[httpx.Request], httpx.Response]

@@ -8,8 +8,8 @@ import numpy as np
 from google.genai import types
 
 from course_utils.backend.client import local_backend
-from course_utils.selection import ACTIVATE
-from course_utils.skills import SkillLoader
+from course_utils.selection.pick import ACTIVATE
+from course_utils.skills.skill import SkillLoader
 
 
 def listed(contents) -> list[str]:

@@ -14,12 +14,12 @@ import numpy as np
 from google.genai import types
 
 from course_utils.backend.client import GENERATION_MODEL
-from course_utils.embeddings import embed_texts
-from course_utils.selection import (
+from course_utils.selection.embeddings import embed_texts
+from course_utils.selection.pick import (
     Decision, SimilaritySelector, document_text, pick_by_model, pick_hybrid, query_text,
     shortlist_instruction, shortlist_tool, shortlist_turn,
 )
-from course_utils.tokens import estimate_tokens
+from course_utils.skills.tokens import estimate_tokens
 
 WORKPLACE_ROOT = Path(__file__).parents[1] / "skills" / "workplace"
 
@@ -345,7 +345,7 @@ WRONG = [
     (reads_the_global_loader, "globals", "reads the notebook's `WORKPLACE`"),
     (shrinks_the_loader, "changed the loader", "changed the loader it was given"),
     (text_only, "no tool", "declared no function"),
-    (pick_hybrid, "the course's solution", "is the course's own, imported from course_utils.selection"),
+    (pick_hybrid, "the course's solution", "is the course's own, imported from course_utils.selection.pick"),
     (calls_the_course_solution, "the course's solution", "calls the course's own `pick_hybrid`"),
     (caches_by_query, "cached", "asked it when the same query came with k=3"),
     (partitions_at_k, "crash", "a k at or above the catalog's size keeps the whole catalog"),
@@ -365,7 +365,7 @@ def reset():
 
 
 def _workplace():
-    from course_utils.skills import SkillLoader
+    from course_utils.skills.skill import SkillLoader
 
     return SkillLoader.from_root(WORKPLACE_ROOT)
 
@@ -410,13 +410,13 @@ def skip_never(client, loader, selector, query, k=3, margin=0.1):
 
 
 def mentions_right(client, loader, selector, query, k=3):
-    from course_utils.selection import explicit_skill
+    from course_utils.selection.pick import explicit_skill
 
     return explicit_skill(loader, query) or pick_hybrid(client, loader, selector, query, k)
 
 
 def mentions_after_the_model(client, loader, selector, query, k=3):
-    from course_utils.selection import explicit_skill
+    from course_utils.selection.pick import explicit_skill
 
     decision = pick_hybrid(client, loader, selector, query, k)
     return explicit_skill(loader, query) or decision

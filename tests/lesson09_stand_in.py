@@ -1,5 +1,5 @@
 """The scripted world the solved lesson 09 runs on in its test: the workplace catalog on the stand-in backend
-(`course_utils.scripted`), with a plan for each grading query and each query of the check's real half.
+(`course_utils.lessons.scripted`), with a plan for each grading query and each query of the check's real half.
 
 A plan says which skills are nearest the query (so the scripted embeddings give the similarity selector and
 the hybrid's shortlist) and what the scripted model calls: the first skill of its preferences that it is
@@ -27,13 +27,13 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from course_utils.evaluation import Outcome
-from course_utils.exercises.world import CHECK_QUERIES
-from course_utils.paths import DATA_DIR, SKILLS_DIR
-from course_utils.queries import load_queries
-from course_utils.scripted import SCRIPTED_FACTS, ScriptedBackend
-from course_utils.selection import Decision
-from course_utils.skills import SkillLoader
+from course_utils.evaluation.outcomes import Outcome
+from course_utils.lessons.exercises.world import CHECK_QUERIES
+from course_utils.skills.paths import DATA_DIR, SKILLS_DIR
+from course_utils.skills.queries import load_queries
+from course_utils.lessons.scripted import SCRIPTED_FACTS, ScriptedBackend
+from course_utils.selection.pick import Decision
+from course_utils.skills.skill import SkillLoader
 
 WORKPLACE = SkillLoader.from_root(SKILLS_DIR / "workplace")
 GRADING = load_queries(DATA_DIR / "hybrid_grading.yaml", WORKPLACE.names)
@@ -199,7 +199,7 @@ def install(figures: str | Path) -> None:
     """Called by the kernel's IPython startup file, before the lesson's first cell: `make_client` returns a stand-in
     client, and figures go to `figures` (so the stand-in's numbers never replace a real run's in build/figures/)."""
     import course_utils.backend.client as client_module
-    import course_utils.plots as plots
+    import course_utils.evaluation.plots as plots
 
     client_module.make_client = make_client
     save_figure = plots.save_figure

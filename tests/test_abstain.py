@@ -1,4 +1,4 @@
-"""The abstaining selectors (`course_utils.abstain`) on the scripted stand-in: what each one asks, and how it
+"""The abstaining selectors (`course_utils.selection.abstain`) on the scripted stand-in: what each one asks, and how it
 reads the answer. No model: the stand-in answers as its script says."""
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import pytest
 from google import genai
 from google.genai import types
 
-from course_utils.abstain import (
+from course_utils.selection.abstain import (
     EXAMPLES, NONE, TECHNIQUES, pick_by_agreement, pick_with_examples, pick_with_gate, pick_with_none_option,
 )
 from course_utils.backend.client import LOCAL_BASE_URL
-from course_utils.scripted import ScriptedBackend
-from course_utils.skills import SkillLoader
+from course_utils.lessons.scripted import ScriptedBackend
+from course_utils.skills.skill import SkillLoader
 
 WORKPLACE = SkillLoader.from_root(Path(__file__).parents[1] / "skills" / "workplace")
 QUERY = "Book 3 days of leave for me in the HR tool."

@@ -11,21 +11,21 @@ import inspect
 import pytest
 from google.genai import types
 
-from course_utils.abstain import NONE
-from course_utils.agent import (
+from course_utils.selection.abstain import NONE
+from course_utils.loop.agent import (
     NONE_NOTE,
     ACTIVATION_NOTE, MODES, PREVIEW_CHARS, activating_loader, AgentResult, Event, MaxTurnsExceeded, RecordingClient,
     ReplayClient, ReplayMismatch, UntrustedSkillRoot,
     RunOptions, build_harness, format_event, load_trusted_skills, run_agent, run_tool,
 )
-from course_utils.bakery import (ANSWERING_TOOLS, ASSISTANT_PREAMBLE, CAKE_REQUEST, bakery_tools, check_calendar,
+from course_utils.loop.bakery import (ANSWERING_TOOLS, ASSISTANT_PREAMBLE, CAKE_REQUEST, bakery_tools, check_calendar,
                                  check_calendar_declaration)
-from course_utils.bakery_eval import skills_loaded
-from course_utils.files import ConfinedReader
-from course_utils.paths import REPO_ROOT, SKILLS_DIR
-from course_utils.skills import SkillLoader
-from course_utils.text import shorten
-from course_utils.tool_policy import Fixed, RefuseRepeats, StopAt, repeat_note
+from course_utils.evaluation.bakery_eval import skills_loaded
+from course_utils.loop.files import ConfinedReader
+from course_utils.skills.paths import REPO_ROOT, SKILLS_DIR
+from course_utils.skills.skill import SkillLoader
+from course_utils.skills.text import shorten
+from course_utils.loop.tool_policy import Fixed, RefuseRepeats, StopAt, repeat_note
 
 PREAMBLE = ASSISTANT_PREAMBLE
 M = RunOptions(model="m")

@@ -28,12 +28,12 @@ from course_utils.audit.queryfiles import load_query_file
 from course_utils.audit.render import SECTIONS
 from course_utils.audit.run import attractors, summarise
 from course_utils.audit.report import Confusion
-from course_utils.paths import DATA_DIR, SKILLS_DIR
-from course_utils.queries import QuerySetError
-from course_utils.embeddings import unit_rows
-from course_utils.synthetic import render_skill_md, synthetic_skills
-from course_utils.skills import Diagnostic, Skill, SkillLoader
-from course_utils.tools.cli import main
+from course_utils.skills.paths import DATA_DIR, SKILLS_DIR
+from course_utils.skills.queries import QuerySetError
+from course_utils.selection.embeddings import unit_rows
+from course_utils.scale.synthetic import render_skill_md, synthetic_skills
+from course_utils.skills.skill import Diagnostic, Skill, SkillLoader
+from course_utils.cli.main import main
 
 WORKPLACE = SKILLS_DIR / "workplace"
 SARIF_SCHEMA = Path(__file__).parent / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
@@ -523,7 +523,7 @@ def test_the_pre_commit_hook_runs_the_installed_command_without_a_model():
 
     import yaml
 
-    from course_utils.paths import REPO_ROOT
+    from course_utils.skills.paths import REPO_ROOT
 
     (hook,) = yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     scripts = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]

@@ -10,7 +10,7 @@ from test_browser import CHROMIUM_ARGS, chromium  # noqa: F401 - the fixture tha
 
 from course_utils.audit import render_html, run_audit
 from course_utils.audit.render import SECTIONS
-from course_utils.paths import DATA_DIR
+from course_utils.skills.paths import DATA_DIR
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 

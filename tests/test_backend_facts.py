@@ -9,17 +9,17 @@ from types import SimpleNamespace
 import pytest
 from google.genai import types
 
-from course_utils import abstain
+from course_utils.selection import abstain
 from course_utils.backend import facts as known
 from course_utils.backend.client import Backend, backend_of, local_backend
 from course_utils.backend.facts import Facts
-from course_utils.confidence import decline_probabilities
-from course_utils.paths import SKILLS_DIR
-from course_utils.queries import LabelledQuery
-from course_utils.scale import context_window
-from course_utils.selection import default_threshold, pick_by_model
-from course_utils.skills import SkillLoader
-from course_utils.trigger import SAMPLING_TEMPERATURE, build_selectors
+from course_utils.selection.confidence import decline_probabilities
+from course_utils.skills.paths import SKILLS_DIR
+from course_utils.skills.queries import LabelledQuery
+from course_utils.scale.decision import context_window
+from course_utils.selection.pick import default_threshold, pick_by_model
+from course_utils.skills.skill import SkillLoader
+from course_utils.evaluation.trigger import SAMPLING_TEMPERATURE, build_selectors
 
 BAKERY = SkillLoader.from_root(SKILLS_DIR / "bakery")
 NEW = Facts(decision_tokens=7, threshold=0.42, greedy=False, greedy_temperature=None, runs=5, logprobs=False,

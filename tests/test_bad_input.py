@@ -18,9 +18,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from course_utils import safeyaml
-from course_utils.queries import QuerySetError, load_queries
-from course_utils.skills import (
+from course_utils.skills import safeyaml
+from course_utils.skills.queries import QuerySetError, load_queries
+from course_utils.skills.skill import (
     MAX_FILE_BYTES, MAX_FRONTMATTER_CHARS, SkillLoader, parse_skill, read_skill,
 )
 
@@ -322,7 +322,7 @@ def test_a_huge_value_in_a_query_set_error_is_shown_short(tmp_path):
 
 
 def test_safeyaml_matches_safe_load_on_the_shipped_files():
-    from course_utils.paths import DATA_DIR, SKILLS_DIR
+    from course_utils.skills.paths import DATA_DIR, SKILLS_DIR
 
     for path in [*DATA_DIR.glob("*.yaml"), *SKILLS_DIR.glob("*/*/SKILL.md")]:
         text = path.read_text(encoding="utf-8")

@@ -3,7 +3,7 @@ from datetime import date
 
 import pytest
 
-from course_utils.bakery import LINES, TODAY, check_calendar, check_calendar_declaration, resolve_day
+from course_utils.loop.bakery import LINES, TODAY, check_calendar, check_calendar_declaration, resolve_day
 
 
 @pytest.mark.parametrize(("day", "expected"), [
@@ -114,8 +114,8 @@ def test_declaration_matches_the_function():
 
 # --------------------------------------------------------------------------- the cake skill's script
 
-from course_utils.bakery import ANSWERING_TOOLS, cake_quote, cake_quote_declaration  # noqa: E402
-from course_utils.paths import SKILLS_DIR  # noqa: E402
+from course_utils.loop.bakery import ANSWERING_TOOLS, cake_quote, cake_quote_declaration  # noqa: E402
+from course_utils.skills.paths import SKILLS_DIR  # noqa: E402
 
 
 def _quote():

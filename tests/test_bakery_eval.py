@@ -6,15 +6,15 @@ import re
 
 import pytest
 
-from course_utils.agent import AgentResult, Event, RunOptions
-from course_utils.bakery import CAKE_REQUEST, TODAY, cake_quote, load_calendar
-from course_utils.bakery_eval import (
+from course_utils.loop.agent import AgentResult, Event, RunOptions
+from course_utils.loop.bakery import CAKE_REQUEST, TODAY, cake_quote, load_calendar
+from course_utils.evaluation.bakery_eval import (
     MAX_OUTPUT_TOKENS, MAX_TURNS, MEASURED_DIR, BakeryRequest, Checklist, Fact, agreement, answered_by_cake_script,
     check_run, load_requests, read_record, recheck_facts, run_all, run_seed, skills_loaded, summarize,
 )
-from course_utils.lab import LAB_RECORDS
-from course_utils.paths import SKILLS_DIR
-from course_utils.skills import SkillLoader
+from scripts.lab import LAB_RECORDS
+from course_utils.skills.paths import SKILLS_DIR
+from course_utils.skills.skill import SkillLoader
 
 REQUESTS = load_requests()
 BAKERY = SkillLoader.from_root(SKILLS_DIR / "bakery")

@@ -1,4 +1,4 @@
-"""`python -m course_utils.lab bench` (the local backend's timing command): its model-free figure,
+"""`python -m scripts.lab bench` (the local backend's timing command): its model-free figure,
 `topk_10000_ms`, and its JSON. No model."""
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import numpy as np
 import course_utils.backend.client
 import course_utils.backend.encoders.embed
 import course_utils.backend.local.llm
-import course_utils.embeddings as embeddings
+import course_utils.selection.embeddings as embeddings
 from course_utils.backend.local.prefixes import PREFIX_DIR_ENV
-from course_utils.lab import LAB_RECORDS
-from course_utils.lab import bench as commands
-from course_utils.paths import REPO_ROOT
+from scripts.lab import LAB_RECORDS
+from scripts.lab import bench as commands
+from course_utils.skills.paths import REPO_ROOT
 
 
 def test_bench_times_cosine_and_top_k_on_random_unit_vectors_without_a_model(monkeypatch):
@@ -79,7 +79,7 @@ def test_writing_the_table_replaces_only_the_table(tmp_path):
 
 def test_the_embedding_figures_send_1000_texts_each_and_the_second_are_all_different():
     """`embed_1000_s` repeats the catalog's descriptions; `embed_1000_synthetic_s` sends 1,000 different ones."""
-    from course_utils.skills import SkillLoader
+    from course_utils.skills.skill import SkillLoader
 
     sent = []
     client = SimpleNamespace(models=SimpleNamespace(

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.paths import BUILD_DIR, NOTEBOOKS_DIR
+from course_utils.skills.paths import BUILD_DIR, NOTEBOOKS_DIR
 
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = BUILD_DIR / "screenshots"

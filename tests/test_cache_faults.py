@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course_utils.embeddings.cache import EmbeddingCache, text_key
-from course_utils.faults import EmbeddingError
+from course_utils.selection.embeddings.cache import EmbeddingCache, text_key
+from course_utils.selection.faults import EmbeddingError
 
 
 def embedder(size: int = 2, calls: list | None = None):

@@ -16,7 +16,7 @@ from course_utils.backend.local.chat_template import ChatTemplate, TemplateError
 from course_utils.backend.provision.gguf import NotAModelFile, model_facts, read_metadata
 from course_utils.backend.local.model_file import NoChatTemplate, display_name, load_model
 from course_utils.backend.provision.models import MODELS, ModelFileMissing, model_path
-from course_utils.faults import describe_error
+from course_utils.selection.faults import describe_error
 
 GEMMA = (Path(model_file.__file__).parent / "templates" / "gemma.jinja").read_text()
 

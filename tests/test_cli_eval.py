@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from course_utils.queries import load_queries
-from course_utils.selection import Decision
-from course_utils.stats import mcnemar_exact, wilson_interval
+from course_utils.skills.queries import load_queries
+from course_utils.selection.pick import Decision
+from course_utils.evaluation.stats import mcnemar_exact, wilson_interval
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CATALOG, QUERIES = FIXTURES / "tiny_catalog", FIXTURES / "tiny_queries.yaml"
@@ -77,8 +77,8 @@ def scripted_pick_by_model(client, loader, query: str, temperature: float | None
 def test_two_selectors_write_records_and_a_paired_comparison(tmp_path, monkeypatch, capsys):
     """In-process, the model scripted and similarity real (local embeddings): the JSON keeps every run
     and compares the two selectors query by query."""
-    from course_utils import selection
-    from course_utils.tools.cli import SAMPLING_TEMPERATURE, main
+    from course_utils.selection import pick as selection
+    from course_utils.cli.main import SAMPLING_TEMPERATURE, main
 
     scripted_pick_by_model.calls = Counter()
     scripted_pick_by_model.temperatures = set()
@@ -176,8 +176,8 @@ def test_skills_outside_the_trusted_roots_need_the_opt_in(tmp_path):
 
 def test_model_abstain_runs_the_recommended_selector_by_name(tmp_path, monkeypatch):
     """`--selectors model-abstain` calls `abstain.recommended`, which runs the technique named by RECOMMENDED."""
-    from course_utils import abstain
-    from course_utils.tools.cli import main
+    from course_utils.selection import abstain
+    from course_utils.cli.main import main
 
     asked = []
 

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from openai_fakes import chat_server, content
 
-from course_utils.evaluation import run_selector
-from course_utils.lab.cli import main as lab
-from course_utils.paths import DATA_DIR, SKILLS_DIR
-from course_utils.queries import LabelledQuery, load_queries
-from course_utils.selection import Decision
-from course_utils.skills import SkillLoader
-from course_utils.tools.cli import main
+from course_utils.evaluation.outcomes import run_selector
+from scripts.lab.cli import main as lab
+from course_utils.skills.paths import DATA_DIR, SKILLS_DIR
+from course_utils.skills.queries import LabelledQuery, load_queries
+from course_utils.selection.pick import Decision
+from course_utils.skills.skill import SkillLoader
+from course_utils.cli.main import main
 
 QUERIES = DATA_DIR / "dev" / "trigger_dev.yaml"
 

@@ -10,7 +10,7 @@ from course_utils.backend.content import logprobs_result
 from course_utils.backend.declarations import InvalidRequest
 from course_utils.backend.facts import GRAMMAR_DECISION_POINT
 from course_utils.backend.local.app import generation_options
-from course_utils.confidence import TOP_CANDIDATES, decline_probability, roc_auc
+from course_utils.selection.confidence import TOP_CANDIDATES, decline_probability, roc_auc
 
 
 def response(chosen: list[str], tops: list[dict[str, float]]) -> types.GenerateContentResponse:
@@ -75,9 +75,9 @@ def test_logprobs_options_are_checked_like_gemini():
 def test_model_logprobs_leave_the_decision_unchanged_and_give_a_probability(local_client):
     """Asking for log-probabilities changes nothing the model decides; the decision point is found, and an answer
     cut there (`decline_probabilities`' cap) gives exactly the probability of the whole answer."""
-    from course_utils.paths import SKILLS_DIR
-    from course_utils.selection import pick_by_model
-    from course_utils.skills import SkillLoader
+    from course_utils.skills.paths import SKILLS_DIR
+    from course_utils.selection.pick import pick_by_model
+    from course_utils.skills.skill import SkillLoader
 
     workplace = SkillLoader.from_root(SKILLS_DIR / "workplace")
     query = "Merge these three PDF files into one document."

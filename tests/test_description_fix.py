@@ -2,11 +2,11 @@
 Fast: no model, no kernel."""
 from __future__ import annotations
 
-from course_utils import description_fix as fix
-from course_utils.paths import DATA_DIR, SKILLS_DIR
-from course_utils.queries import load_queries
-from course_utils.skills import SkillLoader
-from course_utils.stats import SIGNIFICANCE, mcnemar_exact
+from course_utils.evaluation import description_fix as fix
+from course_utils.skills.paths import DATA_DIR, SKILLS_DIR
+from course_utils.skills.queries import load_queries
+from course_utils.skills.skill import SkillLoader
+from course_utils.evaluation.stats import SIGNIFICANCE, mcnemar_exact
 
 T = fix.TARGET
 

@@ -35,7 +35,7 @@ from google.genai import types
 
 from chat_models import render_qwen
 
-from course_utils.paths import DATA_DIR, SKILLS_DIR
+from course_utils.skills.paths import DATA_DIR, SKILLS_DIR
 
 
 def test_checkpoints_are_message_ends_only():
@@ -51,7 +51,7 @@ def test_checkpoints_are_message_ends_only():
 
 def decide(client, loader, query: str) -> dict[str, Any]:
     """A query's decision as `pick_by_model` makes it (greedy, capped as `backend.facts` says): the whole answer."""
-    from course_utils.selection import pick_by_model
+    from course_utils.selection.pick import pick_by_model
 
     candidate = pick_by_model(client, loader, query).raw.candidates[0]
     parts = (candidate.content.parts if candidate.content else None) or []
@@ -63,8 +63,8 @@ def read(client, loader, query: str) -> dict[str, Any]:
     """A query's reading as `confidence.decline_probabilities` asks it: the first answer tokens, each with its
     log-probability and its top candidates with theirs (token, token id, log-probability)."""
     from course_utils.backend.facts import GRAMMAR_DECISION_POINT
-    from course_utils.confidence import TOP_CANDIDATES
-    from course_utils.selection import pick_by_model
+    from course_utils.selection.confidence import TOP_CANDIDATES
+    from course_utils.selection.pick import pick_by_model
 
     decision = pick_by_model(client, loader, query, max_output_tokens=GRAMMAR_DECISION_POINT.tokens,
                              logprobs=TOP_CANDIDATES)
@@ -92,9 +92,9 @@ class Catalogs:
 
 @pytest.fixture(scope="module")
 def catalogs() -> Catalogs:
-    from course_utils.bakery_eval import load_requests
-    from course_utils.queries import load_queries
-    from course_utils.skills import SkillLoader
+    from course_utils.evaluation.bakery_eval import load_requests
+    from course_utils.skills.queries import load_queries
+    from course_utils.skills.skill import SkillLoader
 
     workplace = SkillLoader.from_root(SKILLS_DIR / "workplace")
     queries = [q for name in ("trigger_dev.yaml", "trigger_dev_fr.yaml")
@@ -104,8 +104,8 @@ def catalogs() -> Catalogs:
 
 def _run(client, loader, contents, policies=(), **options) -> Any:
     """One model turn of an agent run on `loader`'s catalog with `activate_skill` (a text answer ends it)."""
-    from course_utils.agent import RunOptions, run_agent
-    from course_utils.selection import ACTIVATE
+    from course_utils.loop.agent import RunOptions, run_agent
+    from course_utils.selection.pick import ACTIVATE
 
     return run_agent(client, contents, system_instruction=loader.system_instruction(function=ACTIVATE),
                      declarations=loader.tool(ACTIVATE).function_declarations, policies=policies,
@@ -124,8 +124,8 @@ def sampled(client, catalogs: Catalogs, query, index: int) -> None:
 
 def multi_turn(client, catalogs: Catalogs, query, index: int) -> None:
     """The same query, an `activate_skill` call and its response, then the model's text (the skill's turn)."""
-    from course_utils.selection import ACTIVATE
-    from course_utils.tool_policy import OneStepAtATime
+    from course_utils.selection.pick import ACTIVATE
+    from course_utils.loop.tool_policy import OneStepAtATime
 
     name = query.expected or catalogs.workplace.names[index % len(catalogs.workplace.names)]
     history = [types.Content(role="user", parts=[types.Part.from_text(text=query.query)]),
@@ -172,7 +172,7 @@ sys.path.insert(0, sys.argv[1])
 from test_determinism import ask
 from course_utils.backend.client import make_client
 from course_utils.backend.local.llm import get_llm
-from course_utils.skills import SkillLoader
+from course_utils.skills.skill import SkillLoader
 from test_determinism import RecordingServer
 
 llm = get_llm()
@@ -213,7 +213,7 @@ def _fresh_process(requests: list[str], prefix_folder: Path) -> dict:
 def test_a_computed_and_a_restored_catalog_answer_as_this_process_does(local_client, catalogs, tmp_path):
     """Two bakery requests (a call and a text answer): the first fresh process computes the catalog (its cold
     prompt is most of the test's time) and saves it, the second restores it from disk."""
-    from course_utils.selection import pick_by_model
+    from course_utils.selection.pick import pick_by_model
 
     requests = [catalogs.requests[0].text, next(r.text for r in catalogs.requests if r.skill is None)]
     here = [ask(local_client, catalogs.bakery, request) for request in requests]
@@ -232,7 +232,7 @@ def test_a_computed_and_a_restored_catalog_answer_as_this_process_does(local_cli
 def test_the_shared_prefix_is_reused_between_decisions(local_client, catalogs):
     """Determinism does not cost the cache: a second decision computes only its query and the assistant header."""
     from course_utils.backend.local.llm import get_llm
-    from course_utils.selection import pick_by_model
+    from course_utils.selection.pick import pick_by_model
 
     loader, queries = catalogs.workplace, [q.query for q in catalogs.queries]
     pick_by_model(local_client, loader, queries[0])

@@ -6,10 +6,10 @@ from collections.abc import Iterable
 
 import pytest
 
-from course_utils.evaluation import comparison_table, evaluate, majority, paired_comparison, run_selector
-from course_utils.queries import LabelledQuery
-from course_utils.selection import Decision, Selector
-from course_utils.text import shorten
+from course_utils.evaluation.outcomes import comparison_table, evaluate, majority, paired_comparison, run_selector
+from course_utils.skills.queries import LabelledQuery
+from course_utils.selection.pick import Decision, Selector
+from course_utils.skills.text import shorten
 
 
 def q(text: str, expected: str | None) -> LabelledQuery:
@@ -274,7 +274,7 @@ def test_rate_bars_draw_each_rate_with_its_interval():
     from matplotlib.container import BarContainer
     from matplotlib.figure import Figure
 
-    from course_utils.plots import rate_bars
+    from course_utils.evaluation.plots import rate_bars
 
     full = evaluate("model", run_selector(scripted(MIXED_ANSWERS), MIXED, progress=False))
     nones = evaluate("similarity", run_selector(scripted({"n1": Decision(None)}), [q("n1", None)], progress=False))
@@ -293,8 +293,8 @@ def test_a_report_reads_back_from_its_dict():
     """Lesson 06 reads recorded reports (data/measured/) back with `Report.from_dict`."""
     import json
 
-    from course_utils.evaluation import Report
-    from course_utils.paths import DATA_DIR
+    from course_utils.evaluation.outcomes import Report
+    from course_utils.skills.paths import DATA_DIR
 
     for file in sorted((DATA_DIR / "measured" / "abstention_dev").glob("*.json")):
         data = json.loads(file.read_text(encoding="utf-8"))["report"]
@@ -305,7 +305,7 @@ def test_a_report_reads_back_from_its_dict():
 
 def test_an_outcome_reads_back_from_its_record():
     """`Outcome.from_record` inverts `Outcome.record`: runs, errors and the decision; one run's cost exactly."""
-    from course_utils.evaluation import Outcome
+    from course_utils.evaluation.outcomes import Outcome
 
     queries = [q("p1", "pdf"), q("n1", None), q("p2", "csv")]
     answers = {"p1": Decision("pdf", 100, 0.5), "n1": Decision("pdf", 90, 0.25),
@@ -323,11 +323,11 @@ def test_lesson_06s_recorded_abstention_run_is_of_its_queries_and_adds_up():
     per-query records."""
     import json
 
-    from course_utils.abstain import RECOMMENDED
-    from course_utils.evaluation import Outcome, Report
-    from course_utils.paths import DATA_DIR, SKILLS_DIR
-    from course_utils.queries import load_queries
-    from course_utils.skills import SkillLoader
+    from course_utils.selection.abstain import RECOMMENDED
+    from course_utils.evaluation.outcomes import Outcome, Report
+    from course_utils.skills.paths import DATA_DIR, SKILLS_DIR
+    from course_utils.skills.queries import load_queries
+    from course_utils.skills.skill import SkillLoader
 
     record = json.loads((DATA_DIR / "measured" / "abstention_lesson" / f"{RECOMMENDED}.json").read_text("utf-8"))
     assert record["queries"] == ["data/trigger_eval.yaml"]
@@ -345,10 +345,10 @@ def test_lesson_06s_recorded_abstention_run_is_what_the_local_model_decides_toda
     queries (one of each kind), asked again, get the recorded decisions and prompt sizes."""
     import json
 
-    from course_utils.abstain import RECOMMENDED, recommended
+    from course_utils.selection.abstain import RECOMMENDED, recommended
     from course_utils.backend.client import backend_of
-    from course_utils.paths import DATA_DIR, SKILLS_DIR
-    from course_utils.skills import SkillLoader
+    from course_utils.skills.paths import DATA_DIR, SKILLS_DIR
+    from course_utils.skills.skill import SkillLoader
 
     record = json.loads((DATA_DIR / "measured" / "abstention_lesson" / f"{RECOMMENDED}.json").read_text("utf-8"))
     assert record["generation_model"] == backend_of(local_client).generation_label()

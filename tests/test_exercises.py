@@ -15,23 +15,23 @@ from hybrid_solutions import (
 from lesson09_stand_in import BANNER, GRADING, implied_check_lines, implied_outcomes, stand_in
 
 from course_utils.backend.client import EMBEDDING_MODEL, GEMINI, KEY_VARIABLES, backend_of
-from course_utils.evaluation import Outcome, comparison_table, evaluate, paired_comparison
-from course_utils.embeddings.cache import CACHE_ENV
-from course_utils.exercises import (
+from course_utils.evaluation.outcomes import Outcome, comparison_table, evaluate, paired_comparison
+from course_utils.selection.embeddings.cache import CACHE_ENV
+from course_utils.lessons.exercises import (
     check_choose_k, check_confident_skip, check_explicit, check_hybrid, grading_feedback, hint, passing_check,
 )
-from course_utils.exercises.feedback import GradedMiss
-from course_utils.exercises.hints import HINT_LAYOUT, HYBRID_HINTS
-from course_utils.exercises.judge import Watch
-from course_utils.exercises.learner import RecordingClient, called_skill
-from course_utils.exercises.world import BRANCH, CHECK_CASES, CHECK_SKILLS, branch_catalog, scripted_world
-from course_utils.paths import BUILD_DIR, NOTEBOOKS_DIR
-from course_utils.queries import LabelledQuery
-from course_utils.scripted import EMBED_DELAYS, SCRIPTED
-from course_utils.selection import (
+from course_utils.lessons.exercises.feedback import GradedMiss
+from course_utils.lessons.exercises.hints import HINT_LAYOUT, HYBRID_HINTS
+from course_utils.lessons.exercises.judge import Watch
+from course_utils.lessons.exercises.learner import RecordingClient, called_skill
+from course_utils.lessons.exercises.world import BRANCH, CHECK_CASES, CHECK_SKILLS, branch_catalog, scripted_world
+from course_utils.skills.paths import BUILD_DIR, NOTEBOOKS_DIR
+from course_utils.skills.queries import LabelledQuery
+from course_utils.lessons.scripted import EMBED_DELAYS, SCRIPTED
+from course_utils.selection.pick import (
     Decision, SimilaritySelector, pick_by_model, pick_hybrid, shortlist_instruction, shortlist_tool,
 )
-from course_utils.tools.notebooks import execute_notebook
+from course_utils.cli.notebooks import execute_notebook
 
 LESSON = NOTEBOOKS_DIR / "09_hybrid_exercise.ipynb"
 
@@ -151,7 +151,7 @@ def test_a_crash_names_the_exception_and_the_learners_line():
     text = str(on_the_stand_in(crashes))
     assert f"crashed on the query {CHECK_CASES[0].query!r} (k=3)" in text and "KeyError" in text
     assert "Your line: return pick_by_model(client, loader.subset(top), query)" in text
-    assert "It finally broke in" in text and "course_utils/skills.py" in text
+    assert "It finally broke in" in text and "course_utils/skills/skill.py" in text
 
 
 def test_the_checker_prints_and_never_raises(capsys):

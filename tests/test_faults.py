@@ -15,13 +15,13 @@ import pytest
 from google.genai import errors
 
 from course_utils.backend.client import RETRY_STATUS_CODES, backend_of, gemini_client
-from course_utils.evaluation import evaluate, run_selector
-from course_utils.faults import EmbeddingError, describe_error
-from course_utils.paths import DATA_DIR, SKILLS_DIR
-from course_utils.queries import load_queries
-from course_utils.embeddings import embed_texts
-from course_utils.selection import SimilaritySelector, pick_by_model, pick_hybrid
-from course_utils.skills import SkillLoader
+from course_utils.evaluation.outcomes import evaluate, run_selector
+from course_utils.selection.faults import EmbeddingError, describe_error
+from course_utils.skills.paths import DATA_DIR, SKILLS_DIR
+from course_utils.skills.queries import load_queries
+from course_utils.selection.embeddings import embed_texts
+from course_utils.selection.pick import SimilaritySelector, pick_by_model, pick_hybrid
+from course_utils.skills.skill import SkillLoader
 from fault_transport import (
     activate, embedded, error, fault_client, generated, in_order, method_of, query_of, raw, texts_of,
 )

@@ -8,13 +8,14 @@ import re
 import nbformat
 import pytest
 
-from course_utils import claims
-from course_utils.bakery_eval import MEASURED_DIR, load_requests, read_record
-from course_utils.findings import AGREES, DISAGREES, TOO_FEW, CountClaim, RateClaim, claim_finding, rate_finding
-from course_utils.paths import DATA_DIR, NOTEBOOKS_DIR
-from course_utils.queries import load_queries
-from course_utils.stats import Rate, wilson_at
-from course_utils.who_picks import read_record as read_who_picks
+from course_utils.evaluation import claims
+from course_utils.evaluation.bakery_eval import MEASURED_DIR, load_requests, read_record
+from course_utils.evaluation.findings import (AGREES, DISAGREES, TOO_FEW, CountClaim, RateClaim, claim_finding,
+                                              rate_finding)
+from course_utils.skills.paths import DATA_DIR, NOTEBOOKS_DIR
+from course_utils.skills.queries import load_queries
+from course_utils.evaluation.stats import Rate, wilson_at
+from course_utils.evaluation.who_picks import read_record as read_who_picks
 
 BOTH = {AGREES, DISAGREES}
 
@@ -204,7 +205,7 @@ def test_a_lesson_checks_the_registered_claims_and_writes_none_of_its_own(lesson
     code = _code(lesson)
     assert not re.search(r"\b(?:Count|Rate)?Claim\(", code), f"lesson {lesson} writes a claim: put it in claims.py"
     imported = {alias.name for node in ast.walk(ast.parse(code)) if isinstance(node, ast.ImportFrom)
-                and node.module == "course_utils.claims" for alias in node.names}
+                and node.module == "course_utils.evaluation.claims" for alias in node.names}
     assert imported == {_name(claim) for claim in claims.LESSON_CLAIMS[lesson]}
     for name in imported:
         assert re.search(rf"claim_finding\({name}\b", code), f"lesson {lesson} imports {name} and never judges it"

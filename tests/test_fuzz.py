@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from course_utils.lab.fuzz import TARGET_NAMES, make_target, write_seeds
+from scripts.lab.fuzz import TARGET_NAMES, make_target, write_seeds
 
 # CI installs the fuzz extra (make test): there, a missing atheris must fail, not skip quietly.
 needs_atheris = pytest.mark.skipif(
@@ -19,7 +19,7 @@ needs_atheris = pytest.mark.skipif(
 
 
 def fuzz(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "course_utils.lab", "fuzz", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "scripts.lab", "fuzz", *args], capture_output=True, text=True,
                           timeout=300)
 
 
@@ -49,7 +49,7 @@ def test_a_finding_is_reported_and_saved_and_can_be_replayed(tmp_path):
     result = fuzz("canary", "--seconds", "20", "--out", str(tmp_path))
     assert result.returncode == 1
     saved = re.search(r"canary: FINDING after \d+ executions: the input is saved in (\S+); replay it with "
-                      r"`python -m course_utils\.lab fuzz canary --reproduce \1`; the log is \S+canary\.log",
+                      r"`python -m scripts\.lab fuzz canary --reproduce \1`; the log is \S+canary\.log",
                       result.stdout)
     assert saved, result.stdout
     replay = fuzz("canary", "--reproduce", saved[1])
@@ -58,8 +58,8 @@ def test_a_finding_is_reported_and_saved_and_can_be_replayed(tmp_path):
 
 
 def test_without_atheris_the_command_says_how_to_install_it(monkeypatch, capsys):
-    from course_utils.lab import fuzz as command
-    from course_utils.lab.cli import build_parser
+    from scripts.lab import fuzz as command
+    from scripts.lab.cli import build_parser
 
     monkeypatch.setitem(sys.modules, "atheris", None)  # import atheris now raises ImportError
     args = build_parser().parse_args(["fuzz", "all", "--seconds", "1"])

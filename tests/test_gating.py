@@ -1,11 +1,12 @@
-"""The gated hybrid (course_utils.gating) and lesson 13's answer (course_utils.who_picks), without a model."""
+"""The gated hybrid (`course_utils.evaluation.gating`) and lesson 13's answer (`course_utils.evaluation.who_picks`),
+without a model."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from course_utils.evaluation import Outcome, evaluate
-from course_utils.gating import (
+from course_utils.evaluation.outcomes import Outcome, evaluate
+from course_utils.evaluation.gating import (
     Gate,
     GateError,
     fit_gate,
@@ -15,9 +16,9 @@ from course_utils.gating import (
     reliability,
     remembering,
 )
-from course_utils.queries import LabelledQuery
-from course_utils.selection import Decision
-from course_utils.who_picks import DevChoices, answer, standing
+from course_utils.skills.queries import LabelledQuery
+from course_utils.selection.pick import Decision
+from course_utils.evaluation.who_picks import DevChoices, answer, standing
 
 
 def outcome(expected: str | None, skill: str | None, cosine: float, decline: float | None = 0.2,

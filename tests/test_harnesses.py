@@ -1,4 +1,4 @@
-"""Harness-aware validation (`course_utils.harnesses`, `skills.validate_frontmatter(..., harness=…)`): each harness's
+"""Harness-aware validation (`skills.harnesses`, `skills.skill.validate_frontmatter(..., harness=…)`): each harness's
 own fields are checked against its table, fields it does not read are warnings, and no fix ever moves a harness's
 field under `metadata`. The fixture `claude_code_skills` holds real-looking Claude Code skills."""
 from __future__ import annotations
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.harnesses import DEFAULT_HARNESS, HARNESSES, RULES, owners, rules
-from course_utils.skills import SkillLoader, discover, parse_skill, validate_frontmatter
+from course_utils.skills.harnesses import DEFAULT_HARNESS, HARNESSES, RULES, owners, rules
+from course_utils.skills.skill import SkillLoader, discover, parse_skill, validate_frontmatter
 
 CLAUDE_SKILLS = Path(__file__).parent / "fixtures" / "claude_code_skills"
 HERE = Path("x/SKILL.md")

@@ -13,11 +13,11 @@ from hybrid_fakes import FakeSelector, ScoredSelector, fake_client, listed
 
 from course_utils.backend.client import LOCAL_BASE_URL
 from course_utils.backend.local.app import build_prompt
-from course_utils.evaluation import evaluate, run_selector
-from course_utils.exercises.learner import RecordingClient
-from course_utils.queries import load_queries
-from course_utils.selection import ACTIVATE, Decision, SimilaritySelector, hybrid_selector, pick_hybrid
-from course_utils.skills import SkillLoader
+from course_utils.evaluation.outcomes import evaluate, run_selector
+from course_utils.lessons.exercises.learner import RecordingClient
+from course_utils.skills.queries import load_queries
+from course_utils.selection.pick import ACTIVATE, Decision, SimilaritySelector, hybrid_selector, pick_hybrid
+from course_utils.skills.skill import SkillLoader
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TINY = SkillLoader.from_root(FIXTURES / "tiny_catalog")

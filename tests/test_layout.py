@@ -1,11 +1,12 @@
 """The package's layers, read from the source with `ast` (no import, no model).
 
-From the bottom up: the backend (`course_utils/backend/`: `make_client` and what answers its requests),
-the lesson modules (`course_utils/*.py` and their packages), the learner's command line (`course_utils/tools/`
-and `course_utils/__main__.py`), the lab's development commands (`course_utils/lab/`). A module may import its
-own layer and the layers below it, never one above: the backend imports no lesson and no tool, no lesson
-imports a tool, and nothing but the lab imports the lab. Every import counts, wherever it is written (a
-function's body too).
+The package's parts follow the course's arc, and each part is one layer. From the bottom up: the backend
+(`course_utils/backend/`: `make_client` and what answers its requests), the skill files and their catalog
+(`skills/`), who picks (`selection/`), the tool loop (`loop/`), the measurements (`evaluation/`), choosing at scale
+(`scale/`), the audit (`audit/`), the lessons' own helpers (`lessons/`), the learner's command line (`cli/` and
+`course_utils/__main__.py`). A module may import its own part and the parts below it, never one above. Every import
+counts, wherever it is written (a function's body too). The lab's development commands live outside the package
+(`scripts/lab/`), and nothing in the package imports them or the tests.
 
 `docs/architecture.md`, the design map, names every module of the package and only modules that exist.
 
@@ -24,11 +25,11 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.paths import REPO_ROOT
+from course_utils.skills.paths import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "course_utils"
-LAYERS = ("backend", "lessons", "tools", "lab")
-"""From the bottom up: a module may import only from its own layer and the layers before it."""
+LAYERS = ("backend", "skills", "selection", "loop", "evaluation", "scale", "audit", "lessons", "cli")
+"""The parts, from the bottom up: a module may import only from its own part and the parts before it."""
 
 
 def module_name(path: Path) -> str:
@@ -38,11 +39,9 @@ def module_name(path: Path) -> str:
 
 
 def layer(module: str) -> str:
-    """The layer of a module of the package, by where its file is."""
+    """The layer of a module of the package: the part (sub-package) its file is in; `__main__` is the command line."""
     parts = module.split(".")
-    if len(parts) > 1 and parts[1] in ("backend", "tools", "lab"):
-        return parts[1]
-    return "tools" if parts[1:] == ["__main__"] else "lessons"
+    return "cli" if parts[1:] == ["__main__"] else parts[1]
 
 
 def is_module(name: str) -> bool:
@@ -84,9 +83,26 @@ def upward_imports() -> list[str]:
 
 def test_the_layers_are_where_the_files_are():
     assert layer("course_utils.backend.client") == layer("course_utils.backend.local.app") == "backend"
-    assert layer("course_utils.skills") == layer("course_utils.paths") == layer("course_utils.text") == "lessons"
-    assert layer("course_utils.tools.cli") == layer("course_utils.__main__") == "tools"
-    assert layer("course_utils.lab.measure") == layer("course_utils.lab") == "lab"
+    assert layer("course_utils.skills.skill") == layer("course_utils.skills") == "skills"
+    assert layer("course_utils.selection.embeddings.index") == "selection"
+    assert layer("course_utils.lessons.exercises.judge") == "lessons"
+    assert layer("course_utils.cli.main") == layer("course_utils.__main__") == "cli"
+
+
+def test_the_package_holds_only_its_parts():
+    """`ls course_utils`: the package's `__init__.py` and `__main__.py`, and one folder per part, each a package."""
+    entries = {p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"}
+    assert entries == {"__init__.py", "__main__.py", *LAYERS}
+    assert all((PACKAGE / part / "__init__.py").is_file() for part in LAYERS)
+
+
+def test_the_package_imports_neither_the_lab_nor_the_tests():
+    found = [f"{path.relative_to(REPO_ROOT)}: {name}" for path in sorted(PACKAGE.rglob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Import | ast.ImportFrom)
+             for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""])
+             if name.split(".")[0] in ("scripts", "tests")]
+    assert not found, "the package imports the lab or the tests:\n" + "\n".join(found)
 
 
 def test_the_import_reader_sees_every_form_of_import(tmp_path, monkeypatch):
@@ -94,26 +110,28 @@ def test_the_import_reader_sees_every_form_of_import(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "REPO_ROOT", tmp_path)
     backend = tmp_path / "course_utils" / "backend"
     backend.mkdir(parents=True)
-    for name in ("__init__.py", "backend/__init__.py", "skills.py", "tools.py"):
+    for name in ("__init__.py", "backend/__init__.py", "skills.py", "cli.py"):
         (tmp_path / "course_utils" / name).write_text("")
     (backend / "client.py").write_text(
-        "import course_utils.skills\nfrom course_utils import tools\nfrom .. import skills\n"
+        "import course_utils.skills\nfrom course_utils import cli\nfrom .. import skills\n"
         "from ..skills import Skill\ndef f():\n    from course_utils.backend import client\n")
     assert imported(backend / "client.py") == [
-        (1, "course_utils.skills"), (2, "course_utils.tools"), (3, "course_utils.skills"),
+        (1, "course_utils.skills"), (2, "course_utils.cli"), (3, "course_utils.skills"),
         (4, "course_utils.skills"), (6, "course_utils.backend.client")]
 
 
 def test_no_module_imports_from_a_higher_layer():
     problems = upward_imports()
-    assert not problems, "imports that go up a layer (backend < lessons < tools < lab):\n" + "\n".join(problems)
+    assert not problems, f"imports that go up a layer ({' < '.join(LAYERS)}):\n" + "\n".join(problems)
 
 
 def test_every_layer_has_its_modules():
-    """The rule is not vacuous: each layer holds modules, and the lessons do import the backend."""
-    modules = [module_name(p) for p in PACKAGE.rglob("*.py")]
+    """The rule is not vacuous: each part holds modules, and each part above the skill files builds on one below."""
+    modules = [module_name(p) for p in PACKAGE.rglob("*.py") if p.parent != PACKAGE]
     assert {layer(m) for m in modules} == set(LAYERS)
-    assert any(layer(t) == "backend" for p in PACKAGE.glob("*.py") for _, t in imported(p))
+    for part in LAYERS[2:]:  # the skill files build on nothing of the package but themselves
+        below = {layer(t) for p in (PACKAGE / part).rglob("*.py") for _, t in imported(p) if t != "course_utils"}
+        assert below & set(LAYERS[:LAYERS.index(part)]), f"{part}/ imports no part below it"
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -175,10 +193,10 @@ def test_no_import_cycle():
 # ---------------------------------------------------------------- data/measured/ holds what lessons and tests read
 
 MEASURED = REPO_ROOT / "data" / "measured"
-NOT_READERS = ("course_utils/lab/", "tests/test_layout.py", "tests/test_test_sets_ledger.py",
-               "tests/test_bakery_eval.py")
-"""Sources that name records without reading them for a lesson: the lab writes them; this file, the ledger's test and
-the bakery records' split check go through every record of a folder to check the records themselves."""
+NOT_READERS = ("tests/test_layout.py", "tests/test_test_sets_ledger.py", "tests/test_bakery_eval.py")
+"""Sources that name records without reading them for a lesson: this file, the ledger's test and the bakery records'
+split check go through every record of a folder to check the records themselves (the lab, which writes them, is
+outside the package, in `scripts/lab/`)."""
 JOINED = re.compile(r"""["']\s*/\s*f?["']""")
 """`"measured" / "bakery"` and `"abstention_lesson" / f"{X}.json"`, as one path."""
 
@@ -262,7 +280,7 @@ def test_data_measured_holds_only_records_a_lesson_or_a_test_reads():
 # ---------------------------------------------------------------- the design map names every module
 
 ARCHITECTURE = REPO_ROOT / "docs" / "architecture.md"
-MAP_HEADER = ["group", "module", "what it owns"]
+MAP_HEADER = ["part", "module", "lessons", "what it owns"]
 
 
 def mapped_modules(text: str) -> list[str]:
@@ -289,7 +307,8 @@ def test_the_design_map_names_every_module_once_and_only_modules_that_exist():
 
 
 def test_the_design_map_check_sees_a_missing_and_an_extra_module():
-    text = f"| {' | '.join(MAP_HEADER)} |\n|---|---|---|\n| files | `skills.py` | skills |\n| lab | `gone.py` | x |\n"
-    assert mapped_modules(text) == ["skills.py", "gone.py"]
+    text = (f"| {' | '.join(MAP_HEADER)} |\n|---|---|---|---|\n| skills | `skills/skill.py` | 01 | skills |\n"
+            "| scale | `gone.py` | — | x |\n")
+    assert mapped_modules(text) == ["skills/skill.py", "gone.py"]
     with pytest.raises(AssertionError, match="not one module"):
-        mapped_modules(text + "| lab | `a.py`, `b.py` | two |\n")
+        mapped_modules(text + "| audit | `a.py`, `b.py` | 12 | two |\n")

@@ -49,7 +49,7 @@ import nbformat
 import pytest
 
 from course_utils.backend.facts import LOCAL_DECISION_TOKENS
-from course_utils.paths import NOTEBOOKS_DIR, REPO_ROOT, SKILLS_DIR
+from course_utils.skills.paths import NOTEBOOKS_DIR, REPO_ROOT, SKILLS_DIR
 
 LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 README = REPO_ROOT / "README.md"
@@ -166,7 +166,7 @@ WORD_PATTERNS = {kind: re.compile(pattern, re.I) for kind, (pattern, _) in WORD_
 WORD_GUARDS = {kind: re.compile(pattern, re.I) for kind, (pattern, _) in WORD_EXCEPTIONS.items()}
 CITATION = re.compile(r"\(cited: [^()]+?, \d{4}-\d{2}-\d{2}\)")
 DEFINITIONS = {  # pattern: why it is no measurement. Removed from a sentence before the figures are looked for.
-    r"\b95\s?%": "the confidence level of every interval (course_utils.stats)",
+    r"\b95\s?%": "the confidence level of every interval (course_utils.evaluation.stats)",
     r"p < 0\.05": "the rule for calling a difference a finding (stats.SIGNIFICANCE)",
     r"\b(?:60|40)\s?%": "lesson 08's train/test split fractions (thresholds.split)",
     r"(?:about |≈ ?)?10,000(?: to |–)20,000 tokens|≈ ?10,000 tokens|100–200 tokens|about 100 skills":

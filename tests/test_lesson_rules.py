@@ -16,7 +16,7 @@ that is
    the translation in parentheses right after them, or
 2. inside "…" or “…” in a sentence that names the source (the word "source"), or
 3. the quote of a `Claim(...)` in a code cell (its first argument, or `quote=`): a claim is the source's words
-   checked against the run by construction (`course_utils.findings`).
+   checked against the run by construction (`course_utils.evaluation.findings`).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_utils.paths import NOTEBOOKS_DIR, REPO_ROOT
+from course_utils.skills.paths import NOTEBOOKS_DIR, REPO_ROOT
 
 LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 README = REPO_ROOT / "README.md"

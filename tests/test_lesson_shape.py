@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_utils.paths import NOTEBOOKS_DIR, REPO_ROOT
+from course_utils.skills.paths import NOTEBOOKS_DIR, REPO_ROOT
 
 LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 
@@ -46,7 +46,7 @@ PACKAGE_HISTORY = {  # on top of HISTORY, in the package's docstrings and commen
     r"\b[Tt]he seed(?:'s)?\b(?!\s+(?:corpus|inputs?)\b)": "the seed (the course's origin)",
     r"\bharness rows?\b|\b[Tt]he issue(?:'s)?\b": "the development diary",
 }
-DATA_DATES = {"course_utils/bakery.py"}
+DATA_DATES = {"course_utils/loop/bakery.py"}
 """Modules whose dates are data: the bakery's synthetic calendar and its examples."""
 PACKAGE = REPO_ROOT / "course_utils"
 READING_WORDS, READING_CODE, RUNNING = 150, 12, 3

@@ -1,4 +1,4 @@
-"""Each harness's listing (`course_utils.listing`): the budgets' arithmetic, hand-computed cases from each algorithm's
+"""Each harness's listing (`scale.listing`): the budgets' arithmetic, hand-computed cases from each algorithm's
 source, and the loader a listing hands to `pick_by_model`. No model: the decisions come from the fake client of the
 hybrid tests."""
 from __future__ import annotations
@@ -10,17 +10,17 @@ from hybrid_fakes import fake_client
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_utils.listing import (
+from course_utils.scale.listing import (
     SEEN,
     claude_code_listing,
     codex_listing,
     harness_listing,
     usage_score,
 )
-from course_utils.paths import SKILLS_DIR
-from course_utils.synthetic import with_distractors
-from course_utils.selection import ACTIVATE, pick_by_model
-from course_utils.skills import Skill, SkillLoader, catalog_line
+from course_utils.skills.paths import SKILLS_DIR
+from course_utils.scale.synthetic import with_distractors
+from course_utils.selection.pick import ACTIVATE, pick_by_model
+from course_utils.skills.skill import Skill, SkillLoader, catalog_line
 
 WORKPLACE = SkillLoader.from_root(SKILLS_DIR / "workplace")
 
@@ -254,7 +254,7 @@ def test_any_codex_listing_keeps_its_budget(pairs, budget, tokens):
 
 
 def test_harness_survival_rows_add_up():
-    from course_utils.listing import harness_survival
+    from course_utils.scale.listing import harness_survival
     for harness in ("claude-code", "codex"):
         rows = harness_survival((10, 1_000), harness, 200_000, real=WORKPLACE)
         assert [r["skills"] for r in rows] == [24, 1_014]
@@ -271,10 +271,10 @@ def test_lesson_10s_recorded_decisions_are_of_its_listing_and_queries():
     listing this code builds, and holds the lesson's queries in order; its counts follow from its records."""
     import json
 
-    from course_utils.evaluation import Outcome, Report, evaluate
-    from course_utils.paths import DATA_DIR
-    from course_utils.queries import load_queries
-    from course_utils.lab.measure import LISTING_DIR, LISTING_FILE, crowded_listing
+    from course_utils.evaluation.outcomes import Outcome, Report, evaluate
+    from course_utils.skills.paths import DATA_DIR
+    from course_utils.skills.queries import load_queries
+    from scripts.lab.measure import LISTING_DIR, LISTING_FILE, crowded_listing
 
     record = json.loads((LISTING_DIR / LISTING_FILE).read_text(encoding="utf-8"))
     listed, digest = crowded_listing()

@@ -15,7 +15,7 @@ import tomllib
 
 import pytest
 
-from course_utils.paths import REPO_ROOT
+from course_utils.skills.paths import REPO_ROOT
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 

@@ -1,4 +1,4 @@
-"""`python -m course_utils.lab measure …` on the scripted stand-in: each command runs on one or two items into a
+"""`python -m scripts.lab measure …` on the scripted stand-in: each command runs on one or two items into a
 temporary folder and writes the record the lessons read, with its fields. Fast: no model file is opened.
 
 The bakery command's two refusals are tested too: a record is never overwritten, and the test split is not run
@@ -10,13 +10,13 @@ import json
 
 import httpx
 
-from course_utils.bakery_eval import Checklist, load_requests, read_record
-from course_utils.lab import LAB_RECORDS, measure
-from course_utils.lab.cli import build_parser
-from course_utils.paths import DATA_DIR, SKILLS_DIR
-from course_utils.queries import load_queries
-from course_utils.scripted import ScriptedBackend
-from course_utils.skills import SkillLoader
+from course_utils.evaluation.bakery_eval import Checklist, load_requests, read_record
+from scripts.lab import LAB_RECORDS, measure
+from scripts.lab.cli import build_parser
+from course_utils.skills.paths import DATA_DIR, SKILLS_DIR
+from course_utils.skills.queries import load_queries
+from course_utils.lessons.scripted import ScriptedBackend
+from course_utils.skills.skill import SkillLoader
 
 BAKERY = SkillLoader.from_root(SKILLS_DIR / "bakery")
 WORKPLACE = SkillLoader.from_root(SKILLS_DIR / "workplace")
@@ -50,7 +50,7 @@ def commands(parser) -> set[str]:
 
 def test_the_development_commands_are_the_labs_not_the_learners():
     """`python -m course_utils --help` lists the learner's commands; bench, fuzz and measure are the lab's."""
-    from course_utils.tools.cli import build_parser as learner
+    from course_utils.cli.main import build_parser as learner
 
     assert commands(learner()) == {"validate", "catalog", "run-notebooks", "eval-trigger", "models", "audit",
                                    "who-picks"}

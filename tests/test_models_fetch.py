@@ -13,7 +13,7 @@ import pytest
 
 from course_utils.backend.provision import models
 from course_utils.backend.provision.models import FetchError, ModelFileMissing, ModelSpec
-from course_utils.tools.models import register
+from course_utils.cli.models import register
 
 CHUNKS = [b"GGUF" + bytes(range(256)) * 3, b"second chunk " * 50, b"tail"]
 

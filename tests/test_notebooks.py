@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_utils.paths import BUILD_DIR, NOTEBOOKS_DIR
+from course_utils.skills.paths import BUILD_DIR, NOTEBOOKS_DIR
 
 LESSONS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 LESSON_TIMEOUT = 1500
@@ -60,7 +60,7 @@ def test_executes_headless(path, request):
     if runs_in_browser(path, request.session):
         pytest.skip(f"{path.name} runs top to bottom in JupyterLab in tests/test_browser.py")
     out = BUILD_DIR / "test-notebooks"
-    script = "import sys; from pathlib import Path; from course_utils.tools.notebooks import execute_notebook; " \
+    script = "import sys; from pathlib import Path; from course_utils.cli.notebooks import execute_notebook; " \
              "execute_notebook(Path(sys.argv[1]), Path(sys.argv[2]))"
     try:
         run = subprocess.run([sys.executable, "-c", script, str(path), str(out)], capture_output=True, text=True,

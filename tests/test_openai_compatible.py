@@ -13,11 +13,11 @@ from openai_fakes import CALL, chat_server
 
 from course_utils.backend.client import backend_of, make_client
 from course_utils.backend.openai_compatible import Endpoint, chat_request
-from course_utils.evaluation import evaluate, run_selector
-from course_utils.paths import SKILLS_DIR
-from course_utils.queries import LabelledQuery
-from course_utils.selection import pick_by_model
-from course_utils.skills import SkillLoader
+from course_utils.evaluation.outcomes import evaluate, run_selector
+from course_utils.skills.paths import SKILLS_DIR
+from course_utils.skills.queries import LabelledQuery
+from course_utils.selection.pick import pick_by_model
+from course_utils.skills.skill import SkillLoader
 
 @pytest.fixture
 def server(monkeypatch):
@@ -179,8 +179,8 @@ def test_llama_cpps_own_server_answers_a_decision_and_counts_tokens(llama_server
 
 def test_the_context_window_and_the_decline_probability_say_what_the_server_cannot_tell(server, workplace,
                                                                                           monkeypatch):
-    from course_utils.confidence import decline_probabilities
-    from course_utils.scale import context_window
+    from course_utils.selection.confidence import decline_probabilities
+    from course_utils.scale.decision import context_window
 
     client = make_client("openai", verbose=False)
     assert context_window(client) == 8192

@@ -15,12 +15,12 @@ from google.genai import types
 from openai_fakes import chat_server
 
 from course_utils.backend.client import make_client
-from course_utils.confidence import decline_probability
-from course_utils.evaluation import evaluate, run_selector
-from course_utils.paths import SKILLS_DIR
-from course_utils.queries import LabelledQuery
-from course_utils.selection import pick_by_model
-from course_utils.skills import SkillLoader
+from course_utils.selection.confidence import decline_probability
+from course_utils.evaluation.outcomes import evaluate, run_selector
+from course_utils.skills.paths import SKILLS_DIR
+from course_utils.skills.queries import LabelledQuery
+from course_utils.selection.pick import pick_by_model
+from course_utils.skills.skill import SkillLoader
 
 
 def call(name: str, logprobs: list[dict] | None = None) -> dict:
@@ -147,7 +147,7 @@ def test_the_decision_point_is_only_right_after_the_local_answers_opening(chosen
 def test_a_refusal_says_which_course_openai_variable_to_check(server, status, says, not_says):
     from google.genai import errors
 
-    from course_utils.faults import describe_error
+    from course_utils.selection.faults import describe_error
 
     server.answers = [(status, {"error": {"message": "no"}})]
     with pytest.raises(errors.APIError) as caught:
@@ -171,7 +171,7 @@ def test_with_an_embedding_model_the_server_embeds(server, monkeypatch):
 
 def test_server_embeddings_have_their_own_label_cache_and_no_borrowed_threshold(server, monkeypatch, workplace):
     from course_utils.backend.client import backend_of, embedding_backend
-    from course_utils.selection import SimilaritySelector
+    from course_utils.selection.pick import SimilaritySelector
 
     assert embedding_backend(make_client("openai", verbose=False)) == "local"  # the local encoder, its threshold
     monkeypatch.setenv("COURSE_OPENAI_EMBEDDING_MODEL", "nomic-embed-text")

@@ -11,15 +11,15 @@ import pytest
 from google.genai import errors
 from openai_fakes import CALL, chat_server, content
 
-from course_utils import abstain
+from course_utils.selection import abstain
 from course_utils.backend import openai_compatible
 from course_utils.backend.client import make_client
 from course_utils.backend.facts import LOCAL_DECISION_TOKENS
-from course_utils.evaluation import run_selector
-from course_utils.paths import DATA_DIR, SKILLS_DIR
-from course_utils.queries import load_queries
-from course_utils.selection import Decision, pick_by_model
-from course_utils.skills import SkillLoader
+from course_utils.evaluation.outcomes import run_selector
+from course_utils.skills.paths import DATA_DIR, SKILLS_DIR
+from course_utils.skills.queries import load_queries
+from course_utils.selection.pick import Decision, pick_by_model
+from course_utils.skills.skill import SkillLoader
 
 LEAVE = '{"name":"activate_skill","arguments":{"name":"leave-balance-calculator"}}'
 QUERY = "How many vacation days do I have left?"

@@ -15,9 +15,9 @@ import pytest
 from course_utils.backend.client import backend_of, make_client
 from course_utils.backend.local.llm import get_llm
 from course_utils.backend.provision.models import MODELS, fetch_model
-from course_utils.paths import BUILD_DIR, NOTEBOOKS_DIR, SKILLS_DIR
-from course_utils.selection import pick_by_model
-from course_utils.skills import SkillLoader
+from course_utils.skills.paths import BUILD_DIR, NOTEBOOKS_DIR, SKILLS_DIR
+from course_utils.selection.pick import pick_by_model
+from course_utils.skills.skill import SkillLoader
 
 OTHER_MODELS = [name for name in MODELS if name != "qwen2.5-coder-1.5b"]
 QUERIES = ["How many vacation days do I have left this year?", "Will it rain in Lyon tomorrow?"]
@@ -49,7 +49,7 @@ def test_another_published_model_decides_through_its_own_template_and_names_itse
 def test_lesson_06_runs_top_to_bottom_on_the_smallest_model(monkeypatch):
     fetch_model("gemma-3-270m", progress=False)
     path, out = NOTEBOOKS_DIR / "06_selection_by_model.ipynb", BUILD_DIR / "test-notebooks-gemma"
-    script = "import sys; from pathlib import Path; from course_utils.tools.notebooks import execute_notebook; " \
+    script = "import sys; from pathlib import Path; from course_utils.cli.notebooks import execute_notebook; " \
              "execute_notebook(Path(sys.argv[1]), Path(sys.argv[2]))"
     monkeypatch.setenv("COURSE_LOCAL_MODEL", "gemma-3-270m")
     run = subprocess.run([sys.executable, "-c", script, str(path), str(out)], capture_output=True, text=True)

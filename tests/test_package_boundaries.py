@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from course_utils.paths import REPO_ROOT
+from course_utils.skills.paths import REPO_ROOT
 from tests.test_layout import PACKAGE, imported, module_name
 
 BACKEND = PACKAGE / "backend"

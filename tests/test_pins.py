@@ -3,7 +3,7 @@ import tomllib
 
 import yaml
 
-from course_utils.paths import REPO_ROOT
+from course_utils.skills.paths import REPO_ROOT
 
 COURSE_EXTRAS = ("local", "course")
 """What `make course` installs besides the dependencies; `make test` adds the other extras (dev, fuzz)."""

@@ -1,9 +1,9 @@
 """Query sets: the shipped ones follow the format, bad ones get an error naming file and item."""
 import pytest
 
-from course_utils.paths import DATA_DIR, SKILLS_DIR
-from course_utils.queries import QuerySetError, load_queries
-from course_utils.skills import SkillLoader
+from course_utils.skills.paths import DATA_DIR, SKILLS_DIR
+from course_utils.skills.queries import QuerySetError, load_queries
+from course_utils.skills.skill import SkillLoader
 
 WORKPLACE = SkillLoader.from_root(SKILLS_DIR / "workplace").names
 

@@ -5,8 +5,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from course_utils.paths import SKILLS_DIR
-from course_utils.scale import (
+from course_utils.skills.paths import SKILLS_DIR
+from course_utils.scale.decision import (
     CATALOG_TOKEN_BUDGET,
     RECALL_TARGET,
     catalog_budget,
@@ -14,11 +14,11 @@ from course_utils.scale import (
     decision_rule,
     rule_selector,
 )
-from course_utils.selection import Decision
-from course_utils.stats import Rate
-from course_utils.synthetic import COMBINATIONS, render_skill_md, synthetic_skills, with_distractors
-from course_utils.skills import MAX_DESCRIPTION, SkillLoader, parse_skill
-from course_utils.tokens import estimate_tokens
+from course_utils.selection.pick import Decision
+from course_utils.evaluation.stats import Rate
+from course_utils.scale.synthetic import COMBINATIONS, render_skill_md, synthetic_skills, with_distractors
+from course_utils.skills.skill import MAX_DESCRIPTION, SkillLoader, parse_skill
+from course_utils.skills.tokens import estimate_tokens
 
 
 def test_the_templates_make_ten_thousand_distinct_valid_skills():

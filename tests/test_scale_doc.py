@@ -4,7 +4,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 
-from course_utils.paths import REPO_ROOT
+from course_utils.skills.paths import REPO_ROOT
 
 SCRIPT = REPO_ROOT / "scripts" / "scale_figures.py"
 DOC = REPO_ROOT / "docs" / "scale.md"

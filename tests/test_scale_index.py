@@ -11,13 +11,13 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from course_utils.backend.client import local_backend
-from course_utils.paths import SKILLS_DIR
-from course_utils.embeddings import IndexCache, cosine_matrix, cosine_scores, top_k, unit_rows
-from course_utils.embeddings.index import INDEX_KEEP, index_key
-from course_utils.scale import IndexedSelector
-from course_utils.synthetic import synthetic_skills, with_distractors
-from course_utils.selection import SimilaritySelector
-from course_utils.skills import SkillLoader
+from course_utils.skills.paths import SKILLS_DIR
+from course_utils.selection.embeddings import IndexCache, cosine_matrix, cosine_scores, top_k, unit_rows
+from course_utils.selection.embeddings.index import INDEX_KEEP, index_key
+from course_utils.scale.decision import IndexedSelector
+from course_utils.scale.synthetic import synthetic_skills, with_distractors
+from course_utils.selection.pick import SimilaritySelector
+from course_utils.skills.skill import SkillLoader
 
 # ----------------------------------------------------------------- top k by partial sort
 

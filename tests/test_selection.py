@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from google.genai import types
 
-from course_utils.embeddings import EmbeddingCache, cosine_matrix, embed_texts
-from course_utils.embeddings.cache import text_key
-from course_utils.scripted import SCRIPTED_FACTS, ScriptedBackend
-from course_utils.selection import (
+from course_utils.selection.embeddings import EmbeddingCache, cosine_matrix, embed_texts
+from course_utils.selection.embeddings.cache import text_key
+from course_utils.lessons.scripted import SCRIPTED_FACTS, ScriptedBackend
+from course_utils.selection.pick import (
     ACTIVATE,
     Decision,
     SimilaritySelector,
@@ -21,7 +21,7 @@ from course_utils.selection import (
     pick_by_model,
     with_explicit,
 )
-from course_utils.skills import SkillLoader
+from course_utils.skills.skill import SkillLoader
 
 TINY = SkillLoader.from_root(Path(__file__).parent / "fixtures" / "tiny_catalog")
 
@@ -149,7 +149,7 @@ def test_cosine_matrix_matches_the_formula():
 
 
 def test_a_selector_on_the_scripted_stand_in_takes_its_default_threshold():
-    """The stand-in (course_utils.scripted) has a default threshold as the real backends do, so a lesson's
+    """The stand-in (course_utils.lessons.scripted) has a default threshold as the real backends do, so a lesson's
     `SimilaritySelector(client, loader)` runs on it as written, with the script's cosines."""
     rows = {"Renew it please.": [0.55, 0.3, 0.1], "Hello there.": [0.45, 0.2, 0.1]}
     backend = ScriptedBackend(list(TINY.skills.values()), rows, lambda query, offered, functions: None)

@@ -8,8 +8,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from course_utils.paths import SKILLS_DIR
-from course_utils.skills import SkillLoader, parse_skill, split_frontmatter
+from course_utils.skills.paths import SKILLS_DIR
+from course_utils.skills.skill import SkillLoader, parse_skill, split_frontmatter
 
 FIXTURES = Path(__file__).parent / "fixtures" / "skills_mixed"
 
@@ -201,7 +201,7 @@ def test_arbitrary_bytes_never_raise(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("fuzz") / "x" / "SKILL.md"
     path.parent.mkdir()
     path.write_bytes(data)
-    from course_utils.skills import read_skill
+    from course_utils.skills.skill import read_skill
 
     skill, diagnostics = read_skill(path)
     assert skill is not None or any(d.severity == "error" for d in diagnostics)

@@ -40,8 +40,8 @@ from typing import Any
 
 import pytest
 
-from course_utils.skills import SkillLoader
-from course_utils.tools.cli import main
+from course_utils.skills.skill import SkillLoader
+from course_utils.cli.main import main
 
 
 def front(*lines: str, body: str = "Body") -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils.stats import Rate, mcnemar_exact, wilson_interval
+from course_utils.evaluation.stats import Rate, mcnemar_exact, wilson_interval
 
 
 @pytest.mark.parametrize(
@@ -82,6 +82,6 @@ def test_the_interval_always_holds_the_rate_itself(n):
 
 
 def test_a_p_value_is_written_to_three_places_or_as_below_a_thousandth():
-    from course_utils.stats import format_p
+    from course_utils.evaluation.stats import format_p
 
     assert [format_p(p) for p in (0.0004, 0.001, 0.0213, 1.0)] == ["< 0.001", "= 0.001", "= 0.021", "= 1.000"]

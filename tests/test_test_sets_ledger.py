@@ -36,8 +36,8 @@ import nbformat
 import pytest
 import yaml
 
-from course_utils.lab import LAB_RECORDS
-from course_utils.paths import DATA_DIR, NOTEBOOKS_DIR, REPO_ROOT
+from scripts.lab import LAB_RECORDS
+from course_utils.skills.paths import DATA_DIR, NOTEBOOKS_DIR, REPO_ROOT
 
 LEDGER = REPO_ROOT / "docs" / "lab" / "test-sets.md"
 MEASURED = DATA_DIR / "measured"

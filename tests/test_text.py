@@ -1,5 +1,5 @@
 """`text.shorten`, the one helper that cuts text for messages."""
-from course_utils.text import shorten
+from course_utils.skills.text import shorten
 
 
 def test_a_text_that_fits_is_kept_and_a_longer_one_ends_in_an_ellipsis_at_the_width():

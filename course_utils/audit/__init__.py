@@ -1,7 +1,8 @@
-"""The skills-folder audit, as a library: `run_audit` gives a typed `AuditReport`, which `render` writes as
-text, JSON, SARIF or GitHub annotations and `render_html` as one page. The rules are in `rules.RULES`.
+"""The skills-folder audit, as a library (lesson 12: `run_audit`, `render_text`, `render_html`, and `checks`'
+`WHEN_RULE`, `when_check`, `figures`' `pairs_figure`): `run_audit` gives a typed `AuditReport`, which `render` writes
+as text, JSON, SARIF or GitHub annotations and `render_html` as one page. The rules are in `rules.RULES`.
 
-`python -m course_utils audit` is the command line over this package (`course_utils/tools/audit.py`).
+`python -m course_utils audit` is the command line over this package (`course_utils/cli/audit.py`).
 """
 from course_utils.audit.report import AuditReport, Finding
 from course_utils.audit.render import render, render_html, render_text

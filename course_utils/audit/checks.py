@@ -12,9 +12,9 @@ from pathlib import Path
 
 from course_utils.audit.report import Finding, ListingSection, ListingView, NoListing, WhenRow, WhenSection
 from course_utils.audit.rules import RULES, SEVERITIES
-from course_utils.listing import HARNESS_LABELS, harness_listing, listed_entry
-from course_utils.skills import Diagnostic, Skill, SkillLoader
-from course_utils.tokens import estimate_tokens
+from course_utils.scale.listing import HARNESS_LABELS, harness_listing, listed_entry
+from course_utils.skills.skill import Diagnostic, Skill, SkillLoader
+from course_utils.skills.tokens import estimate_tokens
 
 
 # ---------------------------------------------------------------------------------------------- validation
@@ -85,7 +85,7 @@ WINDOWS = {
     "codex": Window(272_000, "the window of a Codex log quoted in openai/codex#24299"),
     "gemini-cli": Window(1_048_576, "Gemini 2.5's input limit"),
 }
-"""The harnesses whose listing `audit` builds; their rules and sources are in `course_utils.listing`."""
+"""The harnesses whose listing `audit` builds; their rules and sources are in `course_utils.scale.listing`."""
 
 NO_LISTING = ("The Agent Skills specification sets no listing rule, so no listing is simulated: what the model "
               "sees of each skill depends on the harness. Give --harness claude-code, codex or gemini-cli to see it.")

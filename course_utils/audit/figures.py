@@ -7,9 +7,9 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from course_utils.audit.report import ListingSection, PairSignal
-from course_utils.evaluation import Report
-from course_utils.listing import SEEN
-from course_utils.plots import rate_bars
+from course_utils.evaluation.outcomes import Report
+from course_utils.scale.listing import SEEN
+from course_utils.evaluation.plots import rate_bars
 
 SEEN_COLOURS = {"whole": "#2e7d32", "cut": "#f9a825", "name": "#e65100", "removed": "#90a4ae", "omitted": "#b71c1c"}
 

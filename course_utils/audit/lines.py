@@ -14,7 +14,7 @@ from pathlib import Path
 
 from course_utils.audit.checks import shown_path
 from course_utils.audit.report import Finding
-from course_utils.skills import SkillLoader
+from course_utils.skills.skill import SkillLoader
 
 _KEY = re.compile(r"""^(?P<indent>[ \t]*)(?P<key>"[^"]*"|'[^']*'|[^\s#'"{\[\-?:][^:#]*?)[ \t]*:(?:[ \t]+|$)"""
                   r"(?P<value>[^#]*)")

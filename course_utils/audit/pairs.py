@@ -23,9 +23,9 @@ from course_utils.audit.checks import shown_path
 from course_utils.audit.report import STANDS_OUT_Z, Finding, Pair, PairSignal
 from course_utils.audit.rules import RULES
 from course_utils.backend.client import EMBEDDING_MODEL, backend_of, embedding_backend
-from course_utils.embeddings import EMBED_BATCH, IndexCache, embed_texts, top_k, unit_rows
-from course_utils.selection import document_text
-from course_utils.skills import SkillLoader
+from course_utils.selection.embeddings import EMBED_BATCH, IndexCache, embed_texts, top_k, unit_rows
+from course_utils.selection.pick import document_text
+from course_utils.skills.skill import SkillLoader
 
 TOP_PAIRS = 10
 BLOCK = 1024

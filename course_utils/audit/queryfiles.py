@@ -1,6 +1,6 @@
 """Query files in three formats, read into the course's `LabelledQuery`.
 
-- the course's (`course_utils.queries`): a YAML list of `query`, `expected` (a skill or null), `kind`, `lang`;
+- the course's (`course_utils.skills.queries`): a YAML list of `query`, `expected` (a skill or null), `kind`, `lang`;
 - skill-creator's trigger eval set (anthropics/skills, `skills/skill-creator/scripts/run_eval.py`): a JSON
   list of `{"query": …, "should_trigger": true|false}` for ONE skill, named by `skill` (or, when the file lies
   inside a skill's folder, that skill);
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import yaml
 
-from course_utils import safeyaml
-from course_utils.queries import LabelledQuery, QuerySetError, queries_from_data, read_query_text
+from course_utils.skills import safeyaml
+from course_utils.skills.queries import LabelledQuery, QuerySetError, queries_from_data, read_query_text
 
 FORMATS = ("course", "skill-creator", "skill-reach")
 

@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from course_utils.stats import Rate
+from course_utils.evaluation.stats import Rate
 
 STANDS_OUT_Z = 3.0
 """A pair stands out when its score is at least this many standard deviations above the mean of all pairs of

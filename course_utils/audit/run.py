@@ -38,9 +38,9 @@ from course_utils.audit.report import (
     ValidationSection,
 )
 from course_utils.audit.rules import RULES, SEVERITIES, matches
-from course_utils.evaluation import Report
-from course_utils.queries import LabelledQuery, QuerySetError
-from course_utils.skills import Diagnostic, SkillLoader, discover, read_skill_folder, skill_file
+from course_utils.evaluation.outcomes import Report
+from course_utils.skills.queries import LabelledQuery, QuerySetError
+from course_utils.skills.skill import Diagnostic, SkillLoader, discover, read_skill_folder, skill_file
 
 RATE_COLUMNS = (("accuracy", "accuracy"), ("positive_accuracy", "must trigger"), ("none_accuracy", "must not"))
 SUMMARY_COUNT = 5
@@ -144,7 +144,7 @@ def trigger_section(client: Any, loader: SkillLoader, queries_file: Path, file: 
     """The course's trigger evaluation on the audited catalog: rates with intervals, cost, confusions,
     attractors, the gate; with `dev_file`, the threshold, k and the gated hybrid's gate are chosen there first.
     `concurrency`: decisions asked at once (`trigger.run_selectors`)."""
-    from course_utils.trigger import build_selectors, choices_from_dev, histogram_figure, run_selectors
+    from course_utils.evaluation.trigger import build_selectors, choices_from_dev, histogram_figure, run_selectors
 
     kept, unknown = split_queries(file.queries, set(loader.names))
     if only is not None:  # --changed: the queries that name a touched skill
@@ -269,7 +269,7 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
     (a touched skill is still compared with them) but their own findings are not reported. Raises
     QuerySetError for a query file that cannot be read. `concurrency`: decisions asked at once, on a server.
     """
-    from course_utils.trigger import SELECTORS, WITHOUT_DEV
+    from course_utils.evaluation.trigger import SELECTORS, WITHOUT_DEV
 
     started = time.perf_counter()
     query_data = load_query_file(queries_file, skill=query_skill) if queries_file else None  # fail before work

@@ -80,7 +80,7 @@ class Backend:
 
     def embedding_label(self, model: str = EMBEDDING_MODEL) -> str:
         """The encoder behind the embedding model name `model`, e.g. 'multilingual USE v3 (local)'; on Gemini, `model`
-        itself; on any other backend (the scripted stand-in of `course_utils.scripted`), its own encoder."""
+        itself; on any other backend (the scripted stand-in of `course_utils.lessons.scripted`), its own encoder."""
         if self.name == "gemini":
             return model
         if self.server_embeds:

@@ -8,7 +8,7 @@ Function calling follows Gemini's contract (``backend.declarations``: modes AUTO
 schema, one alternative per function (``{"name": <const>, "arguments": <its parameters>}``) plus, unless the mode is
 ANY, a text answer ``{"text": …}``. The prompt shows every declared function whatever the allowed names, so the
 system message (and its cached prefix) stays the same from one turn to the next while the mode does. Which
-functions a turn allows is the harness's business (``course_utils.tool_policy``), not the backend's. A one-string
+functions a turn allows is the harness's business (``course_utils.loop.tool_policy``), not the backend's. A one-string
 tool result is shown as plain text, not escaped JSON (``backend.content.response_text``); embeddings come from
 the course's encoders (``backend.encoders``).
 """

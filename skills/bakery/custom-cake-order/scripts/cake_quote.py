@@ -4,7 +4,7 @@ Input (JSON on stdin, or `quote(...)`): guests, flavour, line ("regular" or "nut
 customer's words) and, optionally, today (YYYY-MM-DD; the course's fixed today otherwise). Output: the answer
 sent to the customer as it is — the summary in the skill's format, or what to say instead (a flavour not on
 the list, too many guests, a lead time under 72 hours, a full day).
-Needs the course's package, `course_utils`, for the bakery's calendar (`course_utils.bakery`).
+Needs the course's package, `course_utils`, for the bakery's calendar (`course_utils.loop.bakery`).
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import json
 import sys
 from datetime import date
 
-from course_utils.bakery import TODAY, WEEKDAYS, free_days_near, line_and_day, line_slots, load_calendar
+from course_utils.loop.bakery import TODAY, WEEKDAYS, free_days_near, line_and_day, line_slots, load_calendar
 
 FLAVOURS = ("chocolate", "vanilla", "dulce de leche")
 FRENCH = {"chocolat": "chocolate", "vanille": "vanilla"}

@@ -1,0 +1,151 @@
+"""`python -m course_utils audit SKILLS_DIR`: the command line over `course_utils.audit`.
+
+Exit status: 0 when no finding is at or above `--fail-on` (default error), 1 when one is, 2 when the audit
+could not run (a folder that is not one, a query file that cannot be read, a backend that cannot start, bad
+settings). `--explain CODE` prints a rule. Settings come from `[tool.skill-audit]` in the nearest
+pyproject.toml; the command line overrides them.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from course_utils.audit.config import PAIRS, ConfigError, check, load_settings
+from course_utils.audit.render import FORMATS, render, render_html, render_json
+from course_utils.audit.rules import RULES, SEVERITIES, rule
+from course_utils.skills.harnesses import HARNESSES
+from course_utils.audit.run import changed_skills, fails, run_audit
+from course_utils.skills.queries import QuerySetError
+from course_utils.cli.options import add_concurrency
+from course_utils.evaluation.trigger import SELECTORS
+
+
+def _refuse(message: str) -> int:
+    """Could not run: one line on stderr, exit code 2."""
+    print(f"audit: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _codes(text: str | None) -> tuple[str, ...] | None:
+    return None if text is None else tuple(c.strip().upper() for c in text.split(",") if c.strip())
+
+
+def audit(args: argparse.Namespace) -> int:
+    """The `audit` command: see the module docstring for its exit status."""
+    if args.explain:
+        try:
+            print(rule(args.explain).explain())
+        except KeyError as err:
+            return _refuse(err.args[0])
+        return 0
+    if args.dir is None:
+        return _refuse("give the folder that holds your skill folders (for Claude Code, ~/.claude/skills)")
+    if not args.dir.is_dir():
+        return _refuse(f"{args.dir} is not a folder: give the folder that holds your skill folders "
+                       "(for Claude Code, ~/.claude/skills)")
+    try:
+        settings = load_settings(args.dir, args.config).override(
+            select=_codes(args.select), ignore=_codes(args.ignore), fail_on=args.fail_on, harness=args.harness,
+            pairs=args.pairs, min_accuracy=args.min_accuracy)
+        check(settings, "the command line")
+    except ConfigError as err:
+        return _refuse(str(err))
+    if settings.harness not in HARNESSES:
+        return _refuse(f"unknown harness {settings.harness!r}: choose among {', '.join(HARNESSES)}")
+    if args.min_accuracy is not None and args.queries is None:  # a min-accuracy in pyproject.toml waits for queries
+        return _refuse("--min-accuracy gates the trigger evaluation: give --queries FILE")
+    names = [n.strip() for n in args.selectors.split(",") if n.strip()]
+    if unknown := [n for n in names if n not in SELECTORS]:
+        return _refuse(f"unknown selector {', '.join(unknown)}: choose among {', '.join(SELECTORS)}")
+    if "gated" in names and args.dev is None:
+        return _refuse("the gated hybrid fits its gate on development queries: give --dev FILE")
+    only = None
+    if args.changed:
+        try:
+            only = changed_skills(args.dir, args.since)
+        except (RuntimeError, OSError) as err:
+            return _refuse(str(err))
+    client = None
+    if settings.pairs in ("embedding", "both") or args.queries is not None:
+        from course_utils.backend.client import check_concurrency, make_client
+
+        try:
+            client = make_client(args.backend, verbose=args.format == "text")  # stdout stays machine-readable
+        except Exception as err:  # no key, no model file, server down: one line that says what to do
+            print(f"audit: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
+            return 2
+        try:
+            check_concurrency(client, args.concurrency)
+        except ValueError as err:
+            return _refuse(str(err))
+    try:
+        report, figures = run_audit(
+            args.dir, queries_file=args.queries, harness=settings.harness, context_tokens=args.context_tokens,
+            selectors=names, k=args.k, client=client, dev_file=args.dev, pairs=settings.pairs,
+            select=settings.select, ignore=settings.ignore, min_accuracy=settings.min_accuracy, only=only,
+            query_skill=args.skill, progress=args.format == "text" and sys.stderr.isatty(),
+            concurrency=args.concurrency)
+    except QuerySetError as err:
+        return _refuse(str(err))
+    output = render(report, args.format)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(output + "\n", encoding="utf-8")
+    else:
+        print(output)
+    for path, text in ((args.json, lambda: render_json(report)), (args.html, lambda: render_html(report, figures))):
+        if path:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text(), encoding="utf-8")
+            print(f"written: {path}", file=sys.stderr)
+    return 1 if fails(report, settings.fail_on) else 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `audit` command to the command line."""
+    command = sub.add_parser(
+        "audit", help="audit a skills folder: validation, listing cut, when-clauses, confusable pairs, and with "
+                      "--queries the trigger evaluation; rule codes, SARIF, exit 0/1/2")
+    command.add_argument("dir", type=Path, metavar="SKILLS_DIR", nargs="?",
+                         help="the folder that holds the skill folders (or one skill folder)")
+    command.add_argument("--explain", metavar="CODE", help=f"print one rule and exit ({', '.join(RULES)})")
+    command.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to report (SK1,SK201)")
+    command.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes not to report")
+    command.add_argument("--fail-on", choices=SEVERITIES,
+                         help="exit 1 when a finding is at least this severe (default error)")
+    command.add_argument("--format", choices=FORMATS, default="text",
+                         help="what to print: text, json, sarif (2.1.0) or github (workflow annotations)")
+    command.add_argument("--output", type=Path, metavar="FILE", help="write the --format output here, not stdout")
+    command.add_argument("--config", type=Path, metavar="PYPROJECT",
+                         help="read [tool.skill-audit] from this file (default: the nearest pyproject.toml)")
+    command.add_argument("--pairs", choices=PAIRS,
+                         help="confusable pairs by lexical (BM25, no model), embedding, both, or none "
+                              "(default embedding)")
+    command.add_argument("--queries", type=Path, metavar="FILE",
+                         help="labelled queries: the course's YAML, skill-creator's eval set, or skill-reach's set")
+    command.add_argument("--skill", metavar="NAME", help="the skill a skill-creator eval set is for")
+    command.add_argument("--min-accuracy", type=float, metavar="P",
+                         help="with --queries: fail (SK501) when a selector's accuracy's 95 %% Wilson lower bound "
+                              "is below P")
+    command.add_argument("--changed", action="store_true",
+                         help="audit only the skills changed since --since, and the queries that name them")
+    command.add_argument("--since", default="HEAD", metavar="REF", help="the git revision --changed compares with")
+    command.add_argument("--harness", choices=HARNESSES,
+                         help="read and list the skills as this harness does (default claude-code); spec validates "
+                              "by the Agent Skills spec alone and simulates no listing")
+    command.add_argument("--context-tokens", type=int, metavar="N",
+                         help="the model's context window, if not the harness's usual one")
+    command.add_argument("--dev", type=Path, metavar="FILE",
+                         help="development queries: the threshold, k and the gated hybrid's gate are chosen on them, "
+                              "and the gated hybrid joins the selectors")
+    command.add_argument("--selectors", default="",
+                         help=f"with --queries: comma-separated among {', '.join(SELECTORS)} "
+                              "(default: all; gated needs --dev)")
+    command.add_argument("--k", type=int, default=3,
+                         help="the hybrid's shortlist size (default 3; chosen on --dev when given)")
+    command.add_argument("--backend", choices=("auto", "local", "gemini", "openai"), default="auto")
+    add_concurrency(command)
+    command.add_argument("--html", type=Path, metavar="REPORT.html", help="write the report as one HTML page")
+    command.add_argument("--json", type=Path, metavar="REPORT.json", help="write the report as JSON")
+    command.set_defaults(func=audit)

@@ -1,2 +1,0 @@
-"""The learner's command line: `python -m course_utils COMMAND …`. Nothing in the lessons or the backend imports it;
-the development commands are the lab's (`course_utils.lab`)."""
