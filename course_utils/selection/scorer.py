@@ -1,0 +1,111 @@
+"""The model as a scorer: similarity shortlists, the model answers "yes" or "no" for each skill, and the
+probability of "yes" decides.
+
+Asked to write a call, a small model offered a tool nearly always calls one. Asked whether one skill fits, it
+answers with one token, and the log-probabilities of that token (Gemini's `response_logprobs`) say how sure it
+is. Each shortlisted skill gets its own probability; the best one is picked if it reaches the threshold, else
+no skill is. No text is sampled beyond the one token.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from google import genai
+from google.genai import types
+
+from course_utils.backend.client import GENERATION_MODEL
+from course_utils.selection.pick import Decision, SimilaritySelector
+from course_utils.skills.skill import Skill, SkillLoader
+
+SCORER_INSTRUCTION = ("You decide whether one skill should handle a user's request. A skill fits only when its "
+                      "description covers what the user asks for. Answer with one word: yes or no.")
+"""What the model is asked, before the skill it is asked about."""
+
+TOP_CANDIDATES = 20
+"""Alternatives asked for at the answer token: Gemini's maximum, enough to hold both "yes" and "no"."""
+
+DEFAULT_THRESHOLD = 0.5
+"""The unlabelled default: pick when the model thinks "yes" more likely than "no"."""
+
+
+def skill_instruction(skill: Skill) -> str:
+    """The system instruction for one skill: the same for every request, so each skill's prompt prefix is
+    computed once and reused (the local backend saves it to disk; Gemini may cache it)."""
+    return f"{SCORER_INSTRUCTION}\n\nSkill: {skill.name}\nDescription: {skill.description}"
+
+
+def request_turn(query: str) -> types.Content:
+    """The user turn: the request, then the question."""
+    text = f"Request: {query}\n\nShould this skill handle the request? Answer yes or no."
+    return types.Content(role="user", parts=[types.Part(text=text)])
+
+
+def yes_probability(response: types.GenerateContentResponse) -> float | None:
+    """P("yes") renormalised over "yes" and "no" at the first answer token; None without log-probabilities."""
+    candidate = response.candidates[0] if response.candidates else None
+    result = candidate.logprobs_result if candidate is not None else None
+    if result is None or not result.top_candidates:
+        return None
+    mass = {"yes": 0.0, "no": 0.0}
+    for option in result.top_candidates[0].candidates or []:
+        word = (option.token or "").strip().lower()
+        if word in mass and option.log_probability is not None:
+            mass[word] += math.exp(option.log_probability)
+    total = mass["yes"] + mass["no"]
+    return mass["yes"] / total if total else None
+
+
+@dataclass(frozen=True)
+class Score:
+    """One skill's probability of fitting a request, and what asking cost."""
+
+    skill: str
+    probability: float | None
+    prompt_tokens: int
+
+
+def score_skill(client: genai.Client, skill: Skill, query: str, model: str = GENERATION_MODEL) -> Score:
+    """Ask the model whether `skill` fits `query`: one answer token, read as a probability."""
+    config = types.GenerateContentConfig(system_instruction=skill_instruction(skill), max_output_tokens=1,
+                                         temperature=0, response_logprobs=True, logprobs=TOP_CANDIDATES)
+    response = client.models.generate_content(model=model, contents=[request_turn(query)], config=config)
+    usage = response.usage_metadata
+    return Score(skill.name, yes_probability(response), (usage and usage.prompt_token_count) or 0)
+
+
+class ScoringSelector:
+    """Shortlist the `k` skills nearest the query, score each with the model, pick the best at or above
+    `threshold`. A selector `(query) -> Decision`."""
+
+    def __init__(self, client: genai.Client, loader: SkillLoader, similarity: SimilaritySelector | None = None,
+                 k: int = 3, threshold: float = DEFAULT_THRESHOLD, model: str = GENERATION_MODEL) -> None:
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}: a shortlist of no skill leaves nothing to score")
+        self.client, self.loader, self.k, self.threshold, self.model = client, loader, k, threshold, model
+        self.similarity = SimilaritySelector(client, loader) if similarity is None else similarity
+
+    def scores(self, query: str) -> list[Score]:
+        """The shortlist's scores, nearest skill first."""
+        row = self.similarity.scores([query])[0]
+        names = [name for name, _ in self.similarity.top(row, self.k)]
+        return [score_skill(self.client, self.loader.skills[name], query, self.model) for name in names]
+
+    def decide(self, scores: Sequence[Score], threshold: float | None = None) -> str | None:
+        """The most probable skill if it reaches the threshold (ties: the nearer one), else None."""
+        known = [s for s in scores if s.probability is not None]
+        if not known:
+            return None
+        best = max(known, key=lambda s: s.probability)
+        return best.skill if best.probability >= (self.threshold if threshold is None else threshold) else None
+
+    def __call__(self, query: str) -> Decision:
+        start = time.perf_counter()
+        scores = self.scores(query)
+        known = [s.probability for s in scores if s.probability is not None]
+        error = None if known else "the backend returned no log-probabilities: the scorer needs response_logprobs"
+        return Decision(self.decide(scores), sum(s.prompt_tokens for s in scores), time.perf_counter() - start,
+                        score=max(known, default=None), pick_probability=max(known, default=None),
+                        top_k=tuple((s.skill, s.probability or 0.0) for s in scores), error=error)
