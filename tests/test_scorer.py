@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from google.genai import types
 
-from course_utils.selection.scorer import ScoringSelector, skill_instruction, yes_probability
+from course_utils.selection.scorer import Rule, Score, ScoringSelector, fit_on_dev, skill_instruction, yes_probability
 from course_utils.skills.skill import SkillLoader
 
 SKILLS = {"alpha": "Writes alpha reports.", "beta": "Checks beta invoices.", "gamma": "Plans gamma trips."}
@@ -80,7 +80,25 @@ def test_the_most_probable_skill_is_picked_when_it_reaches_the_threshold(loader)
 def test_below_the_threshold_no_skill_is_picked(loader):
     pick, _ = selector(loader, {"alpha": 0.4, "beta": 0.45, "gamma": 0.1})
     assert pick("any request").skill is None
-    assert selector(loader, {"alpha": 0.4, "beta": 0.45, "gamma": 0.1}, threshold=0.42)[0]("q").skill == "beta"
+    assert selector(loader, {"alpha": 0.4, "beta": 0.45, "gamma": 0.1}, rule=Rule(0.42))[0]("q").skill == "beta"
+
+
+def test_a_best_skill_that_does_not_lead_the_runner_up_by_the_margin_is_no_pick():
+    close = [Score("alpha", 0.62, 0), Score("beta", 0.6, 0)]
+    assert Rule(0.5, margin=0.05).decide(close) is None
+    assert Rule(0.5, margin=0.0).decide(close) == "alpha"
+    assert Rule(0.5, margin=0.05).decide([Score("alpha", 0.7, 0), Score("beta", 0.6, 0)]) == "alpha"
+    assert Rule(0.5, margin=0.05).decide([Score("alpha", 0.7, 0)]) == "alpha"
+    assert Rule().decide([Score("alpha", None, 0)]) is None
+
+
+def test_the_rule_is_fitted_on_development_queries_closest_to_the_default_on_a_tie():
+    fits = ([Score("alpha", 0.8, 0), Score("beta", 0.3, 0)], "alpha")
+    near_miss = ([Score("alpha", 0.72, 0), Score("beta", 0.7, 0)], None)
+    assert fit_on_dev([fits, near_miss]) == Rule(0.5, 0.025)
+    assert fit_on_dev([fits]) == Rule(0.5, 0.0)
+    weak = ([Score("alpha", 0.57, 0), Score("beta", 0.2, 0)], None)
+    assert fit_on_dev([fits, weak]) == Rule(0.6, 0.0)
 
 
 def test_a_tie_keeps_the_nearer_skill_and_only_k_are_asked(loader):

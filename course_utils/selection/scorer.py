@@ -30,6 +30,10 @@ TOP_CANDIDATES = 20
 DEFAULT_THRESHOLD = 0.5
 """The unlabelled default: pick when the model thinks "yes" more likely than "no"."""
 
+THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7)
+MARGINS = (0.0, 0.025, 0.05, 0.075, 0.1, 0.15)
+"""The grid `fit_on_dev` searches: the best P(yes), and its lead over the runner-up."""
+
 
 def skill_instruction(skill: Skill) -> str:
     """The system instruction for one skill: the same for every request, so each skill's prompt prefix is
@@ -76,15 +80,44 @@ def score_skill(client: genai.Client, skill: Skill, query: str, model: str = GEN
     return Score(skill.name, yes_probability(response), (usage and usage.prompt_token_count) or 0)
 
 
+@dataclass(frozen=True)
+class Rule:
+    """Pick the most probable skill (ties: the nearer one) when its P(yes) reaches `threshold` and leads the
+    runner-up by at least `margin`; else no skill. Two skills that fit about as well leave the model unsure which
+    one the user meant, and a request near several skills' domains but served by none scores them all alike."""
+
+    threshold: float = DEFAULT_THRESHOLD
+    margin: float = 0.0
+
+    def decide(self, scores: Sequence[Score]) -> str | None:
+        known = sorted((s for s in scores if s.probability is not None), key=lambda s: -s.probability)
+        if not known:
+            return None
+        lead = known[0].probability - (known[1].probability if len(known) > 1 else 0.0)
+        return known[0].skill if known[0].probability >= self.threshold and lead >= self.margin else None
+
+
+def fit_on_dev(scored: Sequence[tuple[Sequence[Score], str | None]]) -> Rule:
+    """The rule of the grid (`THRESHOLDS` × `MARGINS`) right on the most development queries, each given as
+    (its shortlist's scores, the expected skill or None); ties go to the smaller margin, then the smaller
+    threshold, the rule closest to the unlabelled default."""
+    def correct(rule: Rule) -> int:
+        return sum(rule.decide(scores) == expected for scores, expected in scored)
+
+    grid = [Rule(t, m) for m in MARGINS for t in THRESHOLDS]
+    return max(grid, key=lambda rule: (correct(rule), -rule.margin, -rule.threshold))
+
+
 class ScoringSelector:
-    """Shortlist the `k` skills nearest the query, score each with the model, pick the best at or above
-    `threshold`. A selector `(query) -> Decision`."""
+    """Shortlist the `k` skills nearest the query, score each with the model, and let `rule` decide.
+    A selector `(query) -> Decision`; its `top_k` holds each shortlisted skill's P(yes), nearest skill first."""
 
     def __init__(self, client: genai.Client, loader: SkillLoader, similarity: SimilaritySelector | None = None,
-                 k: int = 3, threshold: float = DEFAULT_THRESHOLD, model: str = GENERATION_MODEL) -> None:
+                 k: int = 3, rule: Rule | None = None, model: str = GENERATION_MODEL) -> None:
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}: a shortlist of no skill leaves nothing to score")
-        self.client, self.loader, self.k, self.threshold, self.model = client, loader, k, threshold, model
+        self.client, self.loader, self.k, self.model = client, loader, k, model
+        self.rule = Rule() if rule is None else rule
         self.similarity = SimilaritySelector(client, loader) if similarity is None else similarity
 
     def scores(self, query: str) -> list[Score]:
@@ -93,19 +126,11 @@ class ScoringSelector:
         names = [name for name, _ in self.similarity.top(row, self.k)]
         return [score_skill(self.client, self.loader.skills[name], query, self.model) for name in names]
 
-    def decide(self, scores: Sequence[Score], threshold: float | None = None) -> str | None:
-        """The most probable skill if it reaches the threshold (ties: the nearer one), else None."""
-        known = [s for s in scores if s.probability is not None]
-        if not known:
-            return None
-        best = max(known, key=lambda s: s.probability)
-        return best.skill if best.probability >= (self.threshold if threshold is None else threshold) else None
-
     def __call__(self, query: str) -> Decision:
         start = time.perf_counter()
         scores = self.scores(query)
         known = [s.probability for s in scores if s.probability is not None]
         error = None if known else "the backend returned no log-probabilities: the scorer needs response_logprobs"
-        return Decision(self.decide(scores), sum(s.prompt_tokens for s in scores), time.perf_counter() - start,
+        return Decision(self.rule.decide(scores), sum(s.prompt_tokens for s in scores), time.perf_counter() - start,
                         score=max(known, default=None), pick_probability=max(known, default=None),
                         top_k=tuple((s.skill, s.probability or 0.0) for s in scores), error=error)
