@@ -125,3 +125,15 @@ def test_each_skill_s_prompt_prefix_is_the_same_for_every_request(loader):
 def test_k_below_one_is_refused(loader):
     with pytest.raises(ValueError, match="at least 1"):
         selector(loader, {}, k=0)
+
+
+def test_each_skill_s_question_is_long_enough_for_the_local_backend_to_save_its_prefix():
+    from pathlib import Path
+
+    from course_utils.backend.local.prefixes import MIN_PREFIX_CHARS
+
+    root = Path(__file__).resolve().parents[1] / "skills"
+    for catalog in ("workplace", "mattpocock", "wshobson"):
+        short = [s.name for s in SkillLoader.from_root(root / catalog).skills.values()
+                 if len(skill_instruction(s)) < MIN_PREFIX_CHARS]
+        assert short == [], f"{catalog}: computed again at every decision: {short}"
