@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 from google.genai import types
 
@@ -37,16 +36,11 @@ class FakeModels:
         return answer(None if p is None else {"yes": p, "no": 1 - p})
 
 
-class FakeSimilarity:
+class FakeShortlist:
     """Ranks the skills in SKILLS order, whatever the query."""
 
-    names = list(SKILLS)
-
-    def scores(self, queries):
-        return np.array([[0.9, 0.8, 0.7]] * len(queries))
-
-    def top(self, row, k=None):
-        return [(self.names[i], float(row[i])) for i in np.argsort(-row, kind="stable")[:k]]
+    def top(self, query, k):
+        return [(name, 1.0 - i / 10) for i, name in enumerate(SKILLS)][:k]
 
 
 @pytest.fixture
@@ -59,7 +53,7 @@ def loader(tmp_path) -> SkillLoader:
 
 def selector(loader, p_yes, **kwargs) -> tuple[ScoringSelector, FakeModels]:
     models = FakeModels(p_yes)
-    return ScoringSelector(SimpleNamespace(models=models), loader, FakeSimilarity(), **kwargs), models
+    return ScoringSelector(SimpleNamespace(models=models), loader, FakeShortlist(), **kwargs), models
 
 
 def test_yes_is_renormalised_over_yes_and_no_and_spellings_add_up():

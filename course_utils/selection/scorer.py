@@ -1,5 +1,5 @@
-"""The model as a scorer: similarity shortlists, the model answers "yes" or "no" for each skill, and the
-probability of "yes" decides.
+"""The model as a scorer: a fused ranking shortlists (`selection.shortlist`), the model answers "yes" or "no"
+for each shortlisted skill, and the probability of "yes" decides.
 
 Asked to write a call, a small model offered a tool nearly always calls one. Asked whether one skill fits, it
 answers with one token, and the log-probabilities of that token (Gemini's `response_logprobs`) say how sure it
@@ -17,7 +17,8 @@ from google import genai
 from google.genai import types
 
 from course_utils.backend.client import GENERATION_MODEL
-from course_utils.selection.pick import Decision, SimilaritySelector
+from course_utils.selection.pick import Decision
+from course_utils.selection.shortlist import Shortlist
 from course_utils.skills.skill import Skill, SkillLoader
 
 SCORER_INSTRUCTION = ("You decide whether one skill should handle a user's request. A skill fits only when its "
@@ -109,21 +110,20 @@ def fit_on_dev(scored: Sequence[tuple[Sequence[Score], str | None]]) -> Rule:
 
 
 class ScoringSelector:
-    """Shortlist the `k` skills nearest the query, score each with the model, and let `rule` decide.
+    """Shortlist the `k` best-ranked skills for the query, score each with the model, and let `rule` decide.
     A selector `(query) -> Decision`; its `top_k` holds each shortlisted skill's P(yes), nearest skill first."""
 
-    def __init__(self, client: genai.Client, loader: SkillLoader, similarity: SimilaritySelector | None = None,
+    def __init__(self, client: genai.Client, loader: SkillLoader, shortlist: Shortlist | None = None,
                  k: int = 3, rule: Rule | None = None, model: str = GENERATION_MODEL) -> None:
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}: a shortlist of no skill leaves nothing to score")
         self.client, self.loader, self.k, self.model = client, loader, k, model
         self.rule = Rule() if rule is None else rule
-        self.similarity = SimilaritySelector(client, loader) if similarity is None else similarity
+        self.shortlist = Shortlist.of(client, loader) if shortlist is None else shortlist
 
     def scores(self, query: str) -> list[Score]:
         """The shortlist's scores, nearest skill first."""
-        row = self.similarity.scores([query])[0]
-        names = [name for name, _ in self.similarity.top(row, self.k)]
+        names = [name for name, _ in self.shortlist.top(query, self.k)]
         return [score_skill(self.client, self.loader.skills[name], query, self.model) for name in names]
 
     def __call__(self, query: str) -> Decision:
