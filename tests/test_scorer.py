@@ -39,6 +39,8 @@ class FakeModels:
 class FakeShortlist:
     """Ranks the skills in SKILLS order, whatever the query."""
 
+    names = list(SKILLS)
+
     def top(self, query, k):
         return [(name, 1.0 - i / 10) for i, name in enumerate(SKILLS)][:k]
 
@@ -131,3 +133,13 @@ def test_each_skill_s_question_is_long_enough_for_the_local_backend_to_save_its_
         short = [s.name for s in SkillLoader.from_root(root / catalog).skills.values()
                  if len(skill_instruction(s)) < MIN_PREFIX_CHARS]
         assert short == [], f"{catalog}: computed again at every decision: {short}"
+
+
+def test_fitting_on_dev_keeps_the_rule_and_reads_a_skill_the_model_may_not_choose_as_none(loader):
+    from course_utils.skills.queries import LabelledQuery
+
+    pick, _ = selector(loader, {"alpha": 0.8, "beta": 0.6, "gamma": 0.3})
+    queries = [LabelledQuery("q1", "alpha", "positive", "en"), LabelledQuery("q2", "deploy", "positive", "en")]
+    assert pick.fit(queries) == Rule(0.5, 0.0) and pick.rule == Rule(0.5, 0.0)
+    pick, _ = selector(loader, {"alpha": 0.62, "beta": 0.6, "gamma": 0.3})
+    assert pick.fit([LabelledQuery("q", None, "near-miss", "en")]) == Rule(0.65, 0.0)

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 
 from google import genai
 from google.genai import types
+from tqdm.auto import tqdm
 
 from course_utils.backend.client import GENERATION_MODEL
 from course_utils.selection.pick import Decision
 from course_utils.selection.shortlist import Shortlist
+from course_utils.skills.queries import LabelledQuery
 from course_utils.skills.skill import Skill, SkillLoader
 
 SCORER_INSTRUCTION = ("You decide whether one skill should handle a user's request. A skill fits only when its "
@@ -125,6 +127,14 @@ class ScoringSelector:
         """The shortlist's scores, nearest skill first."""
         names = [name for name, _ in self.shortlist.top(query, self.k)]
         return [score_skill(self.client, self.loader.skills[name], query, self.model) for name in names]
+
+    def fit(self, queries: Sequence[LabelledQuery]) -> Rule:
+        """Fit the rule on labelled development queries (`fit_on_dev`) and keep it. A query expecting a skill the
+        model may not choose expects none, as the harness decides."""
+        scored = [(self.scores(q.query), q.expected if q.expected in self.shortlist.names else None)
+                  for q in tqdm(queries, desc="scoring dev queries", unit="query", leave=False)]
+        self.rule = fit_on_dev(scored)
+        return self.rule
 
     def __call__(self, query: str) -> Decision:
         start = time.perf_counter()
