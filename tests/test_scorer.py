@@ -90,7 +90,7 @@ def test_a_best_skill_that_does_not_lead_the_runner_up_by_the_margin_is_no_pick(
 
 def test_the_rule_is_fitted_on_development_queries_closest_to_the_default_on_a_tie():
     fits = ([Score("alpha", 0.8, 0), Score("beta", 0.3, 0)], "alpha")
-    near_miss = ([Score("alpha", 0.72, 0), Score("beta", 0.7, 0)], None)
+    near_miss = ([Score("alpha", 0.82, 0), Score("beta", 0.8, 0)], None)
     assert fit_on_dev([fits, near_miss]) == Rule(0.5, 0.025)
     assert fit_on_dev([fits]) == Rule(0.5, 0.0)
     weak = ([Score("alpha", 0.57, 0), Score("beta", 0.2, 0)], None)
@@ -143,3 +143,12 @@ def test_fitting_on_dev_keeps_the_rule_and_reads_a_skill_the_model_may_not_choos
     assert pick.fit(queries) == Rule(0.5, 0.0) and pick.rule == Rule(0.5, 0.0)
     pick, _ = selector(loader, {"alpha": 0.62, "beta": 0.6, "gamma": 0.3})
     assert pick.fit([LabelledQuery("q", None, "near-miss", "en")]) == Rule(0.65, 0.0)
+
+
+def test_the_shortlist_s_first_skill_as_the_candidate():
+    ranked = [Score("alpha", 0.7, 0), Score("beta", 0.76, 0), Score("gamma", 0.2, 0)]
+    assert Rule(0.5).decide(ranked) == "beta"
+    assert Rule(0.5, first=True).decide(ranked) is None  # alpha trails beta: a negative lead
+    assert Rule(0.5, margin=-0.1, first=True).decide(ranked) == "alpha"
+    fits = ([Score("alpha", 0.7, 0), Score("beta", 0.76, 0)], "alpha")
+    assert fit_on_dev([fits]) == Rule(0.5, -1.0, first=True)  # the most probable, beta, is wrong

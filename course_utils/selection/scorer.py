@@ -33,9 +33,11 @@ TOP_CANDIDATES = 20
 DEFAULT_THRESHOLD = 0.5
 """The unlabelled default: pick when the model thinks "yes" more likely than "no"."""
 
-THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7)
-MARGINS = (0.0, 0.025, 0.05, 0.075, 0.1, 0.15)
-"""The grid `fit_on_dev` searches: the best P(yes), and its lead over the runner-up."""
+THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75)
+MARGINS = (-1.0, -0.05, 0.0, 0.025, 0.05, 0.075, 0.1)
+"""The grid `fit_on_dev` searches, with both ways of choosing the candidate (`Rule.first`): the candidate's P(yes),
+and its lead over the best other one (a negative margin lets the shortlist's first skill trail another; -1 ignores
+the others)."""
 
 
 def skill_instruction(skill: Skill) -> str:
@@ -85,30 +87,35 @@ def score_skill(client: genai.Client, skill: Skill, query: str, model: str = GEN
 
 @dataclass(frozen=True)
 class Rule:
-    """Pick the most probable skill (ties: the nearer one) when its P(yes) reaches `threshold` and leads the
-    runner-up by at least `margin`; else no skill. Two skills that fit about as well leave the model unsure which
-    one the user meant, and a request near several skills' domains but served by none scores them all alike."""
+    """Which shortlisted skill is the candidate, and when it is picked.
+
+    The candidate is the shortlist's first skill (`first`) or the most probable one (ties: the nearer). It is
+    picked when its P(yes) reaches `threshold` and it leads every other shortlisted skill by at least `margin`;
+    else no skill is. A request near several skills' domains but served by none scores them all alike."""
 
     threshold: float = DEFAULT_THRESHOLD
     margin: float = 0.0
+    first: bool = False
 
     def decide(self, scores: Sequence[Score]) -> str | None:
-        known = sorted((s for s in scores if s.probability is not None), key=lambda s: -s.probability)
+        known = [s for s in scores if s.probability is not None]
         if not known:
             return None
-        lead = known[0].probability - (known[1].probability if len(known) > 1 else 0.0)
-        return known[0].skill if known[0].probability >= self.threshold and lead >= self.margin else None
+        candidate = known[0] if self.first else max(known, key=lambda s: s.probability)
+        others = [s.probability for s in known if s is not candidate]
+        lead = candidate.probability - max(others, default=0.0)
+        return candidate.skill if candidate.probability >= self.threshold and lead >= self.margin else None
 
 
 def fit_on_dev(scored: Sequence[tuple[Sequence[Score], str | None]]) -> Rule:
-    """The rule of the grid (`THRESHOLDS` × `MARGINS`) right on the most development queries, each given as
-    (its shortlist's scores, the expected skill or None); ties go to the smaller margin, then the smaller
-    threshold, the rule closest to the unlabelled default."""
+    """The rule of the grid right on the most development queries, each given as (its shortlist's scores, the
+    expected skill or None); ties go to the most probable candidate, the margin nearest 0, then the smaller
+    threshold: the rule closest to the unlabelled default."""
     def correct(rule: Rule) -> int:
         return sum(rule.decide(scores) == expected for scores, expected in scored)
 
-    grid = [Rule(t, m) for m in MARGINS for t in THRESHOLDS]
-    return max(grid, key=lambda rule: (correct(rule), -rule.margin, -rule.threshold))
+    grid = [Rule(t, m, first) for first in (False, True) for m in MARGINS for t in THRESHOLDS]
+    return max(grid, key=lambda rule: (correct(rule), -rule.first, -abs(rule.margin), -rule.threshold))
 
 
 class ScoringSelector:
