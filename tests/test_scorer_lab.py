@@ -28,5 +28,6 @@ def test_the_table_counts_each_decision_against_similarity():
     table = report(lines)
     assert "### workplace: 12 queries; the expected skill in the top 3 for 6 of 6 positives" in table
     assert "| similarity (default threshold) | 6/12 (0.50, 0.25–0.75) | 6/6" in table  # picks every none too
-    assert "| scorer, unlabelled default Rule(threshold=0.5, margin=0.0) | 12/12 (1.00, 0.76–1.00) |" in table
+    default = "| scorer, unlabelled default: the most probable at P(yes) ≥ 0.5, leading the others by +0 |"
+    assert f"{default} 12/12 (1.00, 0.76–1.00) |" in table
     assert "+6 −0, p = 0.0312" in table

@@ -97,6 +97,11 @@ class Rule:
     margin: float = 0.0
     first: bool = False
 
+    def __str__(self) -> str:
+        candidate = "the shortlist's first" if self.first else "the most probable"
+        lead = "" if self.margin <= -1 else f", leading the others by {self.margin:+g}"
+        return f"{candidate} at P(yes) ≥ {self.threshold:g}{lead}"
+
     def decide(self, scores: Sequence[Score]) -> str | None:
         known = [s for s in scores if s.probability is not None]
         if not known:

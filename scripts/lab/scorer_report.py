@@ -112,11 +112,11 @@ def catalog_table(lines: list[Line], others: list[Line]) -> list[str]:
     default, transfer = Rule(), fit_on_dev([(scores(x), x["gold"]) for x in others]) if others else None
     logistic, ece = logistic_cv(lines)
     rows = [row("similarity (default threshold)", lines, [similarity(x) for x in lines], base),
-            row(f"scorer, unlabelled default {default}", lines, [default.decide(scores(x)) for x in lines], base),
+            row(f"scorer, unlabelled default: {default}", lines, [default.decide(scores(x)) for x in lines], base),
             row("scorer, rule fitted on this catalog's dev (5-fold CV)", lines, rule_cv(lines), base),
             row(f"logistic over 5 features (5-fold CV, ECE {ece:.3f})", lines, logistic, base)]
     if transfer is not None:
-        rows.insert(3, row(f"scorer, rule fitted on the other catalogs {transfer}", lines,
+        rows.insert(3, row(f"scorer, rule fitted on the other catalogs: {transfer}", lines,
                            [transfer.decide(scores(x)) for x in lines], base))
     return rows
 
@@ -133,7 +133,7 @@ def lesson13_table(lines: list[Line], rule: Rule) -> list[str]:
             theirs = {r["query"]: r["decided"] for r in selector["records"] if r["query"] in mine}
             picked = [x for q, x in mine.items() if q in theirs]
             base = [theirs[x["query"]] == x["gold"] for x in picked]
-            out.append(row(f"{catalog}_dev_2: scorer {rule} vs {name}", picked,
+            out.append(row(f"{catalog}_dev_2: scorer ({rule}) vs {name}", picked,
                            [rule.decide(scores(x)) for x in picked], base).replace(
                 "| +", f"| {name}: {cell(base)}; scorer +", 1))
     return out
