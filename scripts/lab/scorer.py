@@ -62,8 +62,34 @@ def run_catalog(client: Any, catalog: str, out: Any, known: dict, done: set[str]
         out.flush()
 
 
+def recall_table(client: Any) -> str:
+    """Recall at 1, 3 and 5 of the expected skill among each catalog's dev positives: USE alone, and fused."""
+    from course_utils.selection.shortlist import Shortlist
+    from course_utils.skills.queries import load_queries
+    from course_utils.skills.skill import SkillLoader
+
+    rows = ["| catalog | positives | USE alone @1 / @3 / @5 | fused @1 / @3 / @5 |", "|---|---|---|---|"]
+    for catalog, files in DEV_SETS.items():
+        loader = SkillLoader.from_root(REPO / "skills" / catalog)
+        fused = Shortlist.of(client, loader)
+        use = Shortlist(fused.names, fused.signals[:1])  # the course's encoder alone
+        queries = [q for f in files for q in load_queries(REPO / f) if q.expected in fused.names]
+        cells = []
+        for shortlist in (use, fused):
+            tops = [[name for name, _ in shortlist.top(q.query, 5)] for q in queries]
+            cells.append(" / ".join(f"{sum(q.expected in t[:k] for q, t in zip(queries, tops)) / len(queries):.2f}"
+                                    for k in (1, 3, 5)))
+        rows.append(f"| {catalog} | {len(queries)} | {cells[0]} | {cells[1]} |")
+    return "\n".join(rows)
+
+
 def run(args: argparse.Namespace) -> int:
     """`scorer-dev`: run what the record lacks, or print its report."""
+    if args.recall:
+        from course_utils.backend.client import make_client
+
+        print(recall_table(make_client(args.backend)))
+        return 0
     if args.report:
         from scripts.lab.scorer_report import report
 
@@ -93,4 +119,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     command.add_argument("--record", type=Path, default=RECORD, help=f"default {RECORD.relative_to(REPO)}")
     command.add_argument("--backend", default="local", help="default local")
     command.add_argument("--report", action="store_true", help="print the dev table from the record")
+    command.add_argument("--recall", action="store_true", help="print the shortlist's recall on the dev positives")
     command.set_defaults(func=run)
