@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 RECORD = REPO / "docs" / "lab" / "records" / "scorer_dev.jsonl"
 DEV_SETS = {"wshobson": ["data/dev/wshobson_dev.yaml"],
             "mattpocock": ["data/dev/mattpocock_dev.yaml", "data/dev/mattpocock_dev_2.yaml"],
-            "workplace": ["data/dev/workplace_dev.yaml", "data/dev/workplace_dev_2.yaml"]}
+            "workplace": ["data/dev/workplace_dev_2.yaml", "data/dev/workplace_dev.yaml"]}
 K = 3
 
 
