@@ -67,14 +67,14 @@ def test_yes_is_renormalised_over_yes_and_no_and_spellings_add_up():
 
 
 def test_the_most_probable_skill_is_picked_when_it_reaches_the_threshold(loader):
-    pick, _ = selector(loader, {"alpha": 0.4, "beta": 0.8, "gamma": 0.6})
+    pick, _ = selector(loader, {"alpha": 0.4, "beta": 0.8, "gamma": 0.6}, rule=Rule())
     decision = pick("any request")
     assert decision.skill == "beta" and decision.pick_probability == pytest.approx(0.8)
     assert decision.prompt_tokens == 120 and [name for name, _ in decision.top_k] == ["alpha", "beta", "gamma"]
 
 
 def test_below_the_threshold_no_skill_is_picked(loader):
-    pick, _ = selector(loader, {"alpha": 0.4, "beta": 0.45, "gamma": 0.1})
+    pick, _ = selector(loader, {"alpha": 0.4, "beta": 0.45, "gamma": 0.1}, rule=Rule())
     assert pick("any request").skill is None
     assert selector(loader, {"alpha": 0.4, "beta": 0.45, "gamma": 0.1}, rule=Rule(0.42))[0]("q").skill == "beta"
 
@@ -98,7 +98,7 @@ def test_the_rule_is_fitted_on_development_queries_closest_to_the_default_on_a_t
 
 
 def test_a_tie_keeps_the_nearer_skill_and_only_k_are_asked(loader):
-    pick, models = selector(loader, {"alpha": 0.7, "beta": 0.7, "gamma": 0.9}, k=2)
+    pick, models = selector(loader, {"alpha": 0.7, "beta": 0.7, "gamma": 0.9}, k=2, rule=Rule())
     assert pick("any request").skill == "alpha"
     assert len(models.requests) == 2
 

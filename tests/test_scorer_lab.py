@@ -28,6 +28,19 @@ def test_the_table_counts_each_decision_against_similarity():
     table = report(lines)
     assert "### workplace: 12 queries; the expected skill in the top 3 for 6 of 6 positives" in table
     assert "| similarity (default threshold) | 6/12 (0.50, 0.25–0.75) | 6/6" in table  # picks every none too
-    default = "| scorer, unlabelled default: the most probable at P(yes) ≥ 0.5, leading the others by +0 |"
+    default = "| scorer, nothing fitted: the most probable at P(yes) ≥ 0.5, leading the others by +0 |"
     assert f"{default} 12/12 (1.00, 0.76–1.00) |" in table
     assert "+6 −0, p = 0.0312" in table
+
+
+def test_the_course_rule_is_the_one_its_dev_record_fits():
+    import json
+    from pathlib import Path
+
+    from course_utils.selection.scorer import COURSE_RULE, fit_on_dev
+    from scripts.lab.scorer_report import scores
+
+    record = Path(__file__).resolve().parents[1] / "docs" / "lab" / "records" / "scorer_dev.jsonl"
+    lines = with_gold([json.loads(text) for text in record.read_text(encoding="utf-8").splitlines()])
+    assert {line["catalog"] for line in lines} == {"workplace", "mattpocock", "wshobson"}
+    assert fit_on_dev([(scores(line), line["gold"]) for line in lines]) == COURSE_RULE

@@ -1,6 +1,7 @@
 """The dev table of `scorer-dev`'s record: each candidate decision, with intervals and paired tests.
 
-Rows per catalog and pooled: similarity at its default threshold; the scorer's rule at the unlabelled default; the
+Rows per catalog and pooled: similarity at its default threshold; the scorer with nothing fitted (P(yes) ≥ 0.5); the
+course's rule (fitted on all three catalogs' dev sets, so in sample here); the
 rule fitted on the same catalog's dev queries (cross-validated, five folds); the rule fitted on the two other
 catalogs (a new catalog, no labelled query of its own); a logistic decision over the scorer's and the shortlist's
 features (cross-validated, with its expected calibration error). Then each rule against lesson 13's five selectors
@@ -17,7 +18,7 @@ import numpy as np
 
 from course_utils.evaluation.gating import fit_logistic
 from course_utils.evaluation.stats import mcnemar_exact, wilson_interval
-from course_utils.selection.scorer import Rule, Score, fit_on_dev
+from course_utils.selection.scorer import COURSE_RULE, Rule, Score, fit_on_dev
 from course_utils.selection.shortlist import model_invocable
 from course_utils.skills.skill import SkillLoader
 
@@ -112,11 +113,13 @@ def catalog_table(lines: list[Line], others: list[Line]) -> list[str]:
     default, transfer = Rule(), fit_on_dev([(scores(x), x["gold"]) for x in others]) if others else None
     logistic, ece = logistic_cv(lines)
     rows = [row("similarity (default threshold)", lines, [similarity(x) for x in lines], base),
-            row(f"scorer, unlabelled default: {default}", lines, [default.decide(scores(x)) for x in lines], base),
+            row(f"scorer, nothing fitted: {default}", lines, [default.decide(scores(x)) for x in lines], base),
+            row(f"scorer, the course's rule (fitted on all three dev sets: in sample): {COURSE_RULE}", lines,
+                [COURSE_RULE.decide(scores(x)) for x in lines], base),
             row("scorer, rule fitted on this catalog's dev (5-fold CV)", lines, rule_cv(lines), base),
             row(f"logistic over 5 features (5-fold CV, ECE {ece:.3f})", lines, logistic, base)]
     if transfer is not None:
-        rows.insert(3, row(f"scorer, rule fitted on the other catalogs: {transfer}", lines,
+        rows.insert(4, row(f"scorer, rule fitted on the other catalogs: {transfer}", lines,
                            [transfer.decide(scores(x)) for x in lines], base))
     return rows
 
