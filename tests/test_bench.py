@@ -44,6 +44,7 @@ def test_bench_json_carries_topk_10000_ms_and_the_machine(monkeypatch, tmp_path)
     monkeypatch.setattr(commands, "bench_decisions", lambda *a: {"decision_p50_s": 1.0})
     folders = []
     monkeypatch.setattr(commands, "bench_hybrid", lambda *a: folders.append(os.environ[PREFIX_DIR_ENV]) or {})
+    monkeypatch.setattr(commands, "bench_scorer", lambda *a: {"scorer_decision_p50_s": 2.0})
     monkeypatch.setattr(commands, "bench_embeddings", lambda *a: {"embed_1000_s": 1.0})
     monkeypatch.setattr(commands, "topk_ms", lambda: 1.23456)
     monkeypatch.setenv(PREFIX_DIR_ENV, "/the/users/folder")

@@ -247,8 +247,6 @@ ROWS = [
      ("decision_p50_s", "decision_p95_s"), "{:.2f} s"),
     ("hybrid decision p50, k = 3 (the instruction's prefix reused; the shortlist and the query computed)",
      ("hybrid_decision_p50_s",), "{:.1f} s"),
-    ("scorer decision p50 / mean, k = 3 (each skill's question restored; the request computed once per skill)",
-     ("scorer_decision_p50_s", "scorer_decision_mean_s"), "{:.1f} s"),
     ("1,000 descriptions embedded (USE, through the SDK)", ("embed_1000_s",), "{:.1f} s"),
     ("cosine + top 10 over 10,000 unit vectors, per query", ("topk_10000_ms",), "{:.1f} ms"),
     ("peak memory", ("peak_rss_mb",), "{:,} MB"),
