@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from functools import partial
 from pathlib import Path
 
 from course_utils.audit.config import PAIRS, ConfigError, check, load_settings
@@ -18,10 +17,14 @@ from course_utils.audit.rules import RULES, SEVERITIES, rule
 from course_utils.skills.harnesses import HARNESSES
 from course_utils.audit.run import changed_skills, fails, run_audit
 from course_utils.skills.queries import QuerySetError
-from course_utils.cli.options import Refused, add_backend, add_concurrency, parse_selectors, refuse, start_backend
-from course_utils.evaluation import selectors
+from course_utils.cli.options import add_concurrency
+from course_utils.evaluation.trigger import SELECTORS
 
-_refuse = partial(refuse, "audit")
+
+def _refuse(message: str) -> int:
+    """Could not run: one line on stderr, exit code 2."""
+    print(f"audit: error: {message}", file=sys.stderr)
+    return 2
 
 
 def _codes(text: str | None) -> tuple[str, ...] | None:
@@ -52,6 +55,11 @@ def audit(args: argparse.Namespace) -> int:
         return _refuse(f"unknown harness {settings.harness!r}: choose among {', '.join(HARNESSES)}")
     if args.min_accuracy is not None and args.queries is None:  # a min-accuracy in pyproject.toml waits for queries
         return _refuse("--min-accuracy gates the trigger evaluation: give --queries FILE")
+    names = [n.strip() for n in args.selectors.split(",") if n.strip()]
+    if unknown := [n for n in names if n not in SELECTORS]:
+        return _refuse(f"unknown selector {', '.join(unknown)}: choose among {', '.join(SELECTORS)}")
+    if "gated" in names and args.dev is None:
+        return _refuse("the gated hybrid fits its gate on development queries: give --dev FILE")
     only = None
     if args.changed:
         try:
@@ -59,12 +67,18 @@ def audit(args: argparse.Namespace) -> int:
         except (RuntimeError, OSError) as err:
             return _refuse(str(err))
     client = None
-    try:
-        names = parse_selectors(args.selectors, dev=args.dev is not None, default=[])
-        if settings.pairs in ("embedding", "both") or args.queries is not None:
-            client = start_backend(args, code=2, verbose=args.format == "text")  # stdout stays machine-readable
-    except Refused as refused:
-        return refused.exit("audit")
+    if settings.pairs in ("embedding", "both") or args.queries is not None:
+        from course_utils.backend.client import check_concurrency, make_client
+
+        try:
+            client = make_client(args.backend, verbose=args.format == "text")  # stdout stays machine-readable
+        except Exception as err:  # no key, no model file, server down: one line that says what to do
+            print(f"audit: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
+            return 2
+        try:
+            check_concurrency(client, args.concurrency)
+        except ValueError as err:
+            return _refuse(str(err))
     try:
         report, figures = run_audit(
             args.dir, queries_file=args.queries, harness=settings.harness, context_tokens=args.context_tokens,
@@ -126,12 +140,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                          help="development queries: the threshold, k and the gated hybrid's gate are chosen on them, "
                               "and the gated hybrid joins the selectors")
     command.add_argument("--selectors", default="",
-                         help=f"with --queries: {selectors.help_text()} (default: all; "
-                              f"{', '.join(n for n in selectors.REGISTRY if n not in selectors.available(dev=False))} "
-                              "needs --dev)")
+                         help=f"with --queries: comma-separated among {', '.join(SELECTORS)} "
+                              "(default: all; gated needs --dev)")
     command.add_argument("--k", type=int, default=3,
                          help="the hybrid's shortlist size (default 3; chosen on --dev when given)")
-    add_backend(command)
+    command.add_argument("--backend", choices=("auto", "local", "gemini", "openai"), default="auto")
     add_concurrency(command)
     command.add_argument("--html", type=Path, metavar="REPORT.html", help="write the report as one HTML page")
     command.add_argument("--json", type=Path, metavar="REPORT.json", help="write the report as JSON")
