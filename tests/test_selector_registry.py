@@ -16,12 +16,15 @@ REGISTRY_MODULE = PACKAGE / "evaluation" / "selectors.py"
 
 
 def name_lists(path) -> list[str]:
-    """'path:line' for each tuple, list, set or dict (its keys) of two or more items, all registered names (a record's
-    keys, some of which name selectors, are not a list of selectors)."""
+    """'path:line' for each tuple, list, set or dict (its keys) of two or more items, all registered names, and each
+    comma-separated string of two or more of them (a record's keys, some of which name selectors, are not a list of
+    selectors)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         items = node.keys if isinstance(node, ast.Dict) else node.elts if isinstance(
             node, ast.Tuple | ast.List | ast.Set) else []
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "," in node.value:
+            items = [ast.Constant(part.strip()) for part in node.value.split(",")]
         named = [i.value for i in items if isinstance(i, ast.Constant) and i.value in (*REGISTRY, ALIAS)]
         if len(named) >= 2 and len(named) == len(items):
             found.append(f"{path}:{node.lineno}: {named}")
@@ -36,8 +39,9 @@ def test_no_module_but_the_registry_lists_selector_names():
 def test_the_scan_sees_a_list_of_names(tmp_path):
     module = tmp_path / "listing.py"
     module.write_text('NAMES = ("model", "similarity")\nLABELS = {"hybrid": 1, "gated": 2}\n'
-                      'RECORD = {"similarity": 1, "threshold": 2, "gated": 3}\n')
-    assert len(name_lists(module)) == 2
+                      'RECORD = {"similarity": 1, "threshold": 2, "gated": 3}\nDEFAULT = "model, hybrid"\n'
+                      'TEXT = "the model, then similarity"\n')
+    assert len(name_lists(module)) == 3
 
 
 def subcommand(name: str):

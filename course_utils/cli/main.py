@@ -175,8 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "their descriptions go into the model's instructions)")
     command.add_argument("--queries", type=Path, default=DATA_DIR / "trigger_eval.yaml", metavar="FILE",
                          help="the labelled query set (default: data/trigger_eval.yaml)")
-    command.add_argument("--selectors", default="model,similarity",
-                         help=f"{selectors.help_text()}; default model,similarity")
+    command.add_argument("--selectors", default=",".join(selectors.DEFAULT),
+                         help=f"{selectors.help_text()}; default {','.join(selectors.DEFAULT)}")
     command.add_argument("--threshold", type=float,
                          help="similarity's cosine threshold (default: the backend's, fitted on data/dev for the "
                               "local encoder)")

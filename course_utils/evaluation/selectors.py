@@ -113,6 +113,10 @@ register(Entry("gated", "the gated hybrid", "the hybrid with a gate fitted on --
                _gated, model=True, encoder=True, dev="its gate", reports=("k", "gate")))
 
 
+DEFAULT = ("model", "similarity")
+"""What `eval-trigger` runs when `--selectors` is not given: the model against similarity, as the seed measured."""
+
+
 def choices() -> tuple[str, ...]:
     """What `--selectors` accepts: every registered name, then the alias."""
     return (*REGISTRY, ALIAS)
