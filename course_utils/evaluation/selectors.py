@@ -114,7 +114,7 @@ register(Entry("gated", "the gated hybrid", "the hybrid with a gate fitted on --
 
 
 DEFAULT = ("model", "similarity")
-"""What `eval-trigger` runs when `--selectors` is not given: the model against similarity, as the seed measured."""
+"""What `eval-trigger` runs when `--selectors` is not given: the model against similarity."""
 
 
 def choices() -> tuple[str, ...]:
