@@ -18,7 +18,8 @@ from course_utils.evaluation.gating import (
 )
 from course_utils.skills.queries import LabelledQuery
 from course_utils.selection.pick import Decision
-from course_utils.evaluation.who_picks import DevChoices, answer, standing
+from course_utils.evaluation.trigger import DevChoices
+from course_utils.evaluation.who_picks import answer, standing
 
 
 def outcome(expected: str | None, skill: str | None, cosine: float, decline: float | None = 0.2,

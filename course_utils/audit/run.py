@@ -269,7 +269,7 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
     (a touched skill is still compared with them) but their own findings are not reported. Raises
     QuerySetError for a query file that cannot be read. `concurrency`: decisions asked at once, on a server.
     """
-    from course_utils.evaluation.trigger import SELECTORS, WITHOUT_DEV
+    from course_utils.evaluation.selectors import available
 
     started = time.perf_counter()
     query_data = load_query_file(queries_file, skill=query_skill) if queries_file else None  # fail before work
@@ -302,7 +302,7 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
     figures: dict[str, bytes] = {}
     trigger = None
     if query_data is not None:
-        names = selectors or list(SELECTORS if dev_file else WITHOUT_DEV)
+        names = selectors or available(dev=dev_file is not None)
         trigger, figures = trigger_section(client, loader, queries_file, query_data, only, names, k, dev_file,
                                            min_accuracy, concurrency)
         findings += trigger_findings(trigger, loader)

@@ -18,7 +18,7 @@ from course_utils.skills.harnesses import HARNESSES
 from course_utils.audit.run import changed_skills, fails, run_audit
 from course_utils.skills.queries import QuerySetError
 from course_utils.cli.options import add_concurrency
-from course_utils.evaluation.trigger import SELECTORS
+from course_utils.evaluation.selectors import REGISTRY as SELECTORS
 
 
 def _refuse(message: str) -> int:

@@ -6,14 +6,20 @@ import json
 import sys
 import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from course_utils.skills.paths import DATA_DIR, SKILLS_DIR
 from course_utils.skills.skill import SkillLoader, read_skill_folder, skill_file
 from course_utils.skills.tokens import estimate_tokens
 
-from course_utils.evaluation.trigger import SAMPLING_TEMPERATURE, SELECTORS
-from course_utils.cli.options import add_concurrency
+from course_utils.cli.options import (Refused, add_backend, add_concurrency, bad_input, parse_selectors, start_backend,
+                                      starting)
+from course_utils.evaluation import selectors
+from course_utils.evaluation.trigger import (K_CANDIDATES, SAMPLING_TEMPERATURE, Options, SelectorSet, TriggerRun,
+                                             build_selectors, choose_on_dev, histogram_figure, run_selectors)
+from course_utils.skills.queries import LabelledQuery
 
 
 def validate(args: argparse.Namespace) -> int:
@@ -59,89 +65,50 @@ def run_notebooks(args: argparse.Namespace) -> int:
     return 1 if run_all(args.folder, args.out) else 0
 
 
-def _refuse(message: str) -> int:
-    """Bad input: one line on stderr, exit code 2."""
-    print(f"eval-trigger: error: {message}", file=sys.stderr)
-    return 2
-
-
-def eval_trigger(args: argparse.Namespace) -> int:
-    """Run selectors over a labelled query set on the first turn only; print, save JSON and a histogram.
-
-    The JSON holds each selector's report with every query's record, and a paired comparison of each
-    pair of selectors.
-
-    Exit 0 when every decision was made, 1 when some failed (the report says why), 2 on bad input.
-    """
+def _read_inputs(args: argparse.Namespace) -> tuple[list[str], SkillLoader, list[LabelledQuery], list[LabelledQuery]]:
+    """`eval-trigger`'s selectors, skills, queries and development queries, each checked; `Refused` if one is bad."""
     from course_utils.loop.agent import UntrustedSkillRoot, load_trusted_skills
-    from course_utils.backend.client import check_concurrency, make_client
-    from course_utils.evaluation.outcomes import comparison_table
     from course_utils.skills.queries import QuerySetError, load_queries
-    from course_utils.evaluation.trigger import build_selectors, choices_from_dev, histogram_figure, run_selectors
 
-    names = list(dict.fromkeys(n.strip() for n in args.selectors.split(",") if n.strip()))
-    unknown = [n for n in names if n not in SELECTORS]
-    if unknown or not names:
-        return _refuse(f"unknown selector {', '.join(unknown) or '(none given)'}: choose among {', '.join(SELECTORS)}")
+    names = parse_selectors(args.selectors, dev=args.dev is not None)
     if args.plot and "similarity" not in names:
-        return _refuse("--plot draws the similarity scores: add similarity to --selectors")
+        raise bad_input("--plot draws the similarity scores: add similarity to --selectors")
     if (args.runs is not None and args.runs < 1) or (args.k is not None and args.k < 1):
-        return _refuse("--runs and --k must be at least 1")
-    if "gated" in names and args.dev is None:
-        return _refuse("the gated hybrid fits its gate on development queries: give --dev FILE "
-                       "(e.g. data/dev/workplace_dev.yaml)")
+        raise bad_input("--runs and --k must be at least 1")
     try:
         with warnings.catch_warnings(record=True) as notes:
             warnings.simplefilter("always")
             loader = load_trusted_skills(args.skills, allow_untrusted=args.allow_untrusted_skills)
-    except UntrustedSkillRoot as err:
-        return _refuse(str(err))
-    for note in notes:  # the opt-in's warning, as one line
-        print(f"eval-trigger: note: {note.message}")
-    if not loader.skills:
-        reason = f" ({loader.diagnostics[0]})" if loader.diagnostics else ""
-        return _refuse(f"no valid skill in {args.skills}{reason}")
-    try:
+        for note in notes:  # the opt-in's warning, as one line
+            print(f"eval-trigger: note: {note.message}")
+        if not loader.skills:
+            reason = f" ({loader.diagnostics[0]})" if loader.diagnostics else ""
+            raise bad_input(f"no valid skill in {args.skills}{reason}")
         queries = load_queries(args.queries, loader.names)
-    except QuerySetError as err:
-        return _refuse(str(err))
-    try:
-        client = make_client(args.backend)
-    except Exception as err:  # no key, no model files, backend down: say so in one line
-        print(f"eval-trigger: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
-        return 1
-    try:
-        concurrency = check_concurrency(client, args.concurrency)
-    except ValueError as err:
-        return _refuse(str(err))
-    try:
-        k, threshold, gate = args.k or 3, args.threshold, None
-        if args.dev is not None:
-            print(f"Choosing the threshold, k and the gate on {args.dev}")
-            choices = choices_from_dev(client, loader, args.dev, k=args.k)
-            k, gate = choices.k, choices.gate
-            threshold = choices.threshold if threshold is None else threshold
-            print(f"On {args.dev}: threshold {choices.threshold:.3f}, k = {k}, gate: {gate.describe()}")
-        chosen = build_selectors(client, loader, names, k=k, threshold=threshold, runs=args.runs,
-                                 temperature=args.temperature, gate=gate)
-    except QuerySetError as err:
-        return _refuse(str(err))
-    except Exception as err:  # no key, no model files, backend down: say so in one line
-        print(f"eval-trigger: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
-        return 1
-    print(f"{len(queries)} queries from {args.queries}, {len(loader.skills)} skills from {args.skills}\n"
-          f"backend {chosen.backend}: decisions by {chosen.generation_model}, {chosen.runs} run(s) per query, "
-          f"{chosen.decoding}; similarity by {chosen.embedding_model}")
-    run = run_selectors(chosen, queries, on_report=lambda report: print(report.summary(), end="\n\n", flush=True),
-                        concurrency=concurrency)
-    reports = run.reports
-    if len(reports) > 1:
-        print(comparison_table(reports))
-    for comparison in run.comparisons:
-        print(f"\n{comparison.summary()}")
+        dev = load_queries(args.dev, loader.names) if args.dev is not None else []
+    except (UntrustedSkillRoot, QuerySetError) as err:
+        raise bad_input(str(err)) from err
+    return names, loader, queries, dev
+
+
+def _options(client: Any, loader: SkillLoader, args: argparse.Namespace, dev: list[LabelledQuery]) -> Options:
+    """The evaluation's options from the command line; with --dev, the threshold (unless --threshold), k (unless
+    --k) and the gate chosen on the development queries first."""
+    options = Options(k=args.k or 3, threshold=args.threshold, runs=args.runs, temperature=args.temperature)
+    if not dev:
+        return options
+    print(f"Choosing the threshold, k and the gate on {args.dev}")
+    choices = choose_on_dev(client, loader, dev, ks=K_CANDIDATES if args.k is None else (args.k,))
+    print(f"On {args.dev}: threshold {choices.threshold:.3f}, k = {choices.k}, gate: {choices.gate.describe()}")
+    threshold = choices.threshold if args.threshold is None else args.threshold
+    return replace(options, k=choices.k, threshold=threshold, gate=choices.gate, dev=tuple(dev))
+
+
+def _write_outputs(args: argparse.Namespace, chosen: SelectorSet, run: TriggerRun) -> None:
+    """The reports as JSON (--json) and similarity's histogram (--plot)."""
     if args.json:
         payload = {**chosen.describe(), "skills": str(args.skills), "queries": str(args.queries),
-                   "selectors": {r.selector: r.to_dict() for r in reports},
+                   "selectors": {r.selector: r.to_dict() for r in run.reports},
                    "comparisons": [c.to_dict() for c in run.comparisons]}
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
@@ -152,7 +119,37 @@ def eval_trigger(args: argparse.Namespace) -> int:
         args.plot.parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(args.plot, dpi=110, bbox_inches="tight")
         print(f"Histogram written to {args.plot}")
-    return 1 if any(r.errors for r in reports) else 0
+
+
+def eval_trigger(args: argparse.Namespace) -> int:
+    """Run selectors over a labelled query set on the first turn only; print, save JSON and a histogram.
+
+    The JSON holds each selector's report with every query's record, and a paired comparison of each
+    pair of selectors.
+
+    Exit 0 when every decision was made, 1 when some failed (the report says why) or the backend cannot start,
+    2 on bad input.
+    """
+    from course_utils.evaluation.outcomes import comparison_table
+
+    try:
+        names, loader, queries, dev = _read_inputs(args)
+        client = start_backend(args)
+        with starting(args.backend):  # embedding the catalog is the backend's first work
+            chosen = build_selectors(client, loader, names, _options(client, loader, args, dev))
+    except Refused as refused:
+        return refused.exit("eval-trigger")
+    print(f"{len(queries)} queries from {args.queries}, {len(loader.skills)} skills from {args.skills}\n"
+          f"backend {chosen.backend}: decisions by {chosen.generation_model}, {chosen.runs} run(s) per query, "
+          f"{chosen.decoding}; similarity by {chosen.embedding_model}")
+    run = run_selectors(chosen, queries, on_report=lambda report: print(report.summary(), end="\n\n", flush=True),
+                        concurrency=args.concurrency)
+    if len(run.reports) > 1:
+        print(comparison_table(run.reports))
+    for comparison in run.comparisons:
+        print(f"\n{comparison.summary()}")
+    _write_outputs(args, chosen, run)
+    return 1 if any(r.errors for r in run.reports) else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -178,11 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "their descriptions go into the model's instructions)")
     command.add_argument("--queries", type=Path, default=DATA_DIR / "trigger_eval.yaml", metavar="FILE",
                          help="the labelled query set (default: data/trigger_eval.yaml)")
-    command.add_argument("--selectors", default="model,similarity",
-                         help="comma-separated: model (the plain selector), model-abstain (the course's "
-                              "recommended small-model selector, selection.abstain), similarity, hybrid (the top k "
-                              "by similarity, then the model; lesson 09), gated (the hybrid with a gate fitted on "
-                              "--dev; lesson 13); default model,similarity")
+    command.add_argument("--selectors", default=",".join(selectors.DEFAULT),
+                         help=f"{selectors.help_text()}; default {','.join(selectors.DEFAULT)}")
     command.add_argument("--threshold", type=float,
                          help="similarity's cosine threshold (default: the backend's, fitted on data/dev for the "
                               "local encoder)")
@@ -197,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--temperature", type=float,
                          help=f"sampling temperature of the model-based selectors (default: greedy for one run, "
                               f"{SAMPLING_TEMPERATURE} for several runs, Gemini's default on Gemini)")
-    command.add_argument("--backend", choices=("auto", "local", "gemini", "openai"), default="auto")
+    add_backend(command)
     add_concurrency(command)
     command.add_argument("--json", type=Path, metavar="PATH", help="write the reports as JSON")
     command.add_argument("--plot", type=Path, metavar="PATH",

@@ -7,7 +7,9 @@
   `summarize`, `read_record`; lessons 03 and 04).
 - `gating`: the gated hybrid, fitted on dev outcomes (lesson 13). `who_picks`: lesson 13's comparison and its
   record (`answer`, `standing`, `read_record`, `LABELS`, `course_finding`; lessons 00, 09, 10, 13).
-- `trigger`: the trigger evaluation the command line's `eval-trigger` and `audit` run.
+- `selectors`: every selector an evaluation can run, registered once (`REGISTRY`, `Entry`, `register`; the
+  `recommended` alias). `trigger`: the trigger evaluation the command line's `eval-trigger`, `audit` and
+  `who-picks` run, with the choices made on development queries (`choose_on_dev`, `DevChoices`).
 - `description_fix`: lesson 11's edit of one description against its false triggers.
 - `claims`, `findings`: the source lesson's claims and each lesson's "What we found" (`claim_finding`,
   `rate_finding`). `plots`: the lessons' static figures (`save_figure`, `rate_bars`, `score_histogram`,

@@ -1,88 +1,32 @@
 """Who picks? Every selector on a catalog's test queries, each choice made first on its development queries.
 
 Built in `notebooks/13_who_picks.ipynb`; `python -m course_utils who-picks` runs it headless and writes the
-record the lesson reads. `choose_on_dev` makes every choice on development queries: the similarity threshold
-(`thresholds.best_threshold`), the hybrid's k (the most correct of `K_CANDIDATES`, the smaller k on a tie) and
-the gated hybrid's gate (`gating.fit_gate` at that k). The test queries are then run once through the five
-selectors, and `answer` says in plain words who should pick on the model that ran, for which criterion, where
-selectors tie and what each costs; every word of it comes from the numbers.
+record the lesson reads. `trigger.choose_on_dev` makes every choice on development queries: the similarity
+threshold (`thresholds.best_threshold`), the hybrid's k (the most correct of `trigger.K_CANDIDATES`, the smaller k
+on a tie) and the gated hybrid's gate (`gating.fit_gate` at that k). The test queries are then run once through
+every registered selector (`selectors.REGISTRY`), and `answer` says in plain words who should pick on the model
+that ran, for which criterion, where selectors tie and what each costs; every word of it comes from the numbers.
 """
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from course_utils.evaluation.outcomes import Outcome, Report, evaluate, run_selector
-from course_utils.evaluation.gating import Bin, Gate, confident_hybrid, fit_gate, gated_outcomes, reliability
-from course_utils.skills.queries import LabelledQuery
-from course_utils.selection.pick import Decision, SimilaritySelector
-from course_utils.skills.skill import SkillLoader
+from course_utils.evaluation.outcomes import Outcome, Report
+from course_utils.evaluation.selectors import REGISTRY
 from course_utils.evaluation.stats import SIGNIFICANCE, Rate, mcnemar_exact
-from course_utils.selection.thresholds import best_threshold, scored_queries
+from course_utils.evaluation.trigger import DevChoices
+from course_utils.selection.pick import Decision
+from course_utils.skills.queries import LabelledQuery
 
-K_CANDIDATES = (1, 3)
-"""The shortlist sizes tried on development queries: one (the model only confirms or refuses similarity's pick)
-and three (it chooses). Each hybrid decision computes its shortlist's lines, so a larger k costs seconds too."""
-SELECTORS = ("model", "model-abstain", "similarity", "hybrid", "gated")
-"""The five selectors of the comparison, as `eval-trigger --selectors` names them."""
-LABELS = {"model": "the model alone", "model-abstain": "the model with a none option",
-          "similarity": "similarity alone", "hybrid": "the hybrid", "gated": "the gated hybrid"}
+LABELS = {name: entry.label for name, entry in REGISTRY.items()}
+"""Each selector in the answer's words."""
 CRITERIA = {"accuracy": ("right", lambda q: True), "positive_accuracy": ("must trigger", lambda q: q.expected),
             "none_accuracy": ("must not trigger", lambda q: q.expected is None)}
 """Each criterion of the answer: its words, and which queries it counts."""
-
-
-@dataclass
-class DevChoices:
-    """What `choose_on_dev` chose, and the development reports it chose on."""
-
-    threshold: float
-    k: int
-    gate: Gate
-    similarity: Report
-    hybrids: dict[int, Report]
-    gated: Report
-    reliability: list[Bin]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"threshold": self.threshold, "k": self.k, "gate": self.gate.to_dict(),
-                "gate_rule": self.gate.describe(), "similarity": self.similarity.to_dict(),
-                "hybrids": {str(k): r.to_dict() for k, r in self.hybrids.items()},
-                "gated": self.gated.to_dict(), "reliability": [vars(b) for b in self.reliability]}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> DevChoices:
-        return cls(float(data["threshold"]), int(data["k"]), Gate.from_dict(data["gate"]),
-                   Report.from_dict(data["similarity"]),
-                   {int(k): Report.from_dict(r) for k, r in data["hybrids"].items()},
-                   Report.from_dict(data["gated"]), [Bin(**b) for b in data["reliability"]])
-
-
-def choose_on_dev(client: Any, loader: SkillLoader, queries: Sequence[LabelledQuery],
-                  similarity: SimilaritySelector | None = None, ks: Sequence[int] = K_CANDIDATES,
-                  progress: bool = True) -> DevChoices:
-    """Every choice of the comparison, made on development `queries` (one greedy run per query).
-
-    The threshold is the one that gets the most development queries right; k the most correct hybrid (the
-    smaller k on a tie: fewer prompt tokens); the gate is fitted on that hybrid's decisions.
-    """
-    similarity = similarity or SimilaritySelector(client, loader)
-    scored = scored_queries(queries, similarity.scores([q.query for q in queries]), similarity.names)
-    threshold = best_threshold(scored)[0]
-    at_threshold = copy.copy(similarity)
-    at_threshold.threshold = threshold
-    similar = evaluate("similarity", run_selector(at_threshold, queries, name="similarity", progress=progress))
-    outcomes = {k: run_selector(confident_hybrid(client, loader, similarity, k), queries, name=f"hybrid k={k}",
-                                progress=progress) for k in ks}
-    hybrids = {k: evaluate(f"hybrid k={k}", found) for k, found in outcomes.items()}
-    k = max(ks, key=lambda size: (hybrids[size].correct, -size))
-    gate = fit_gate(outcomes[k])
-    gated = evaluate("gated", gated_outcomes(outcomes[k], gate))
-    return DevChoices(threshold, k, gate, similar, hybrids, gated, reliability(outcomes[k], gate))
 
 
 @dataclass(frozen=True)

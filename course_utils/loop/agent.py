@@ -140,17 +140,10 @@ def _first(answers: Iterable[Any]) -> Any:
     return next((answer for answer in answers if answer is not None), None)
 
 
-def run_agent(
-    client: Any,
-    prompt: str | Sequence[types.Content],
-    *,
-    system_instruction: str | None = None,
-    declarations: Sequence[types.FunctionDeclaration] = (),
-    functions: Mapping[str, Callable[..., Any]] | None = None,
-    policies: Sequence[Policy] = (),
-    options: RunOptions = RunOptions(),
-    callbacks: Iterable[Callable[[Event], None]] = (),
-) -> AgentResult:
+def run_agent(client: Any, prompt: str | Sequence[types.Content], *, system_instruction: str | None = None,
+              declarations: Sequence[types.FunctionDeclaration] = (),
+              functions: Mapping[str, Callable[..., Any]] | None = None, policies: Sequence[Policy] = (),
+              options: RunOptions = RunOptions(), callbacks: Iterable[Callable[[Event], None]] = ()) -> AgentResult:
     """Call the model, run the tools it asks for, repeat until it answers in text.
 
     `prompt` is the user's message (or a whole history of Contents to continue). `functions` maps
@@ -167,18 +160,9 @@ def run_agent(
         from course_utils.backend.client import GENERATION_MODEL as model  # noqa: N811 - the default model
     functions = dict(functions or {})
     callbacks = list(callbacks)
-    history: list[types.Content] = (
-        [types.Content(role="user", parts=[types.Part.from_text(text=prompt)])] if isinstance(prompt, str)
+    history = [types.Content(role="user", parts=[types.Part.from_text(text=prompt)])] if isinstance(prompt, str) \
         else list(prompt)
-    )
-    config = types.GenerateContentConfig(
-        system_instruction=system_instruction,
-        tools=[types.Tool(function_declarations=list(declarations))] if declarations else None,
-        max_output_tokens=options.max_output_tokens,
-        temperature=options.temperature,
-        seed=options.seed,
-        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
-    )
+    config = _loop_config(system_instruction, declarations, options)
     events: list[Event] = []
     prompt_tokens: list[int | None] = []
     earlier = [Call(0, part.function_call.name or "", dict(part.function_call.args or {}))
@@ -207,17 +191,7 @@ def run_agent(
             answer = response.text or ""
             emit(Event("answer", turn, output=answer))
             return AgentResult(answer, events, history, prompt_tokens)
-        parts = []
-        for function_call in calls:
-            call = Call(turn, function_call.name or "", dict(function_call.args or {}))
-            emit(Event("tool_start", turn, tool=call.name, arguments=call.arguments))
-            refusal = _first(p.refusal(call, earlier) for p in policies)
-            output = refusal if refusal is not None else run_tool(functions, call.name, call.arguments)
-            earlier.append(call)
-            emit(Event("tool_end", turn, tool=call.name, arguments=call.arguments,
-                       output=shorten(output, PREVIEW_CHARS)))
-            parts.append(types.Part(function_response=types.FunctionResponse(
-                id=function_call.id, name=call.name, response={"result": output})))
+        parts = [_run_call(function_call, turn, functions, policies, earlier, emit) for function_call in calls]
         history.append(types.Content(role="user", parts=parts))
         direct = _first(p.answer(part.function_response.name, part.function_response.response["result"])
                         for part in parts for p in policies)
@@ -225,6 +199,32 @@ def run_agent(
             emit(Event("answer", turn, output=direct))
             return AgentResult(direct, events, history, prompt_tokens)
     raise MaxTurnsExceeded(options.max_turns, AgentResult("", events, history, prompt_tokens))
+
+
+def _loop_config(system_instruction: str | None, declarations: Sequence[types.FunctionDeclaration],
+                 options: RunOptions) -> types.GenerateContentConfig:
+    """The request every turn of the loop sends, before its policies' tool_config."""
+    return types.GenerateContentConfig(
+        system_instruction=system_instruction,
+        tools=[types.Tool(function_declarations=list(declarations))] if declarations else None,
+        max_output_tokens=options.max_output_tokens,
+        temperature=options.temperature,
+        seed=options.seed,
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+    )
+
+
+def _run_call(function_call: types.FunctionCall, turn: int, functions: Mapping[str, Callable[..., Any]],
+              policies: Sequence[Policy], earlier: list[Call], emit: Callable[[Event], None]) -> types.Part:
+    """Run one tool call, or its policies' refusal instead, and give its result as a function response part."""
+    call = Call(turn, function_call.name or "", dict(function_call.args or {}))
+    emit(Event("tool_start", turn, tool=call.name, arguments=call.arguments))
+    refusal = _first(p.refusal(call, earlier) for p in policies)
+    output = refusal if refusal is not None else run_tool(functions, call.name, call.arguments)
+    earlier.append(call)
+    emit(Event("tool_end", turn, tool=call.name, arguments=call.arguments, output=shorten(output, PREVIEW_CHARS)))
+    return types.Part(function_response=types.FunctionResponse(id=function_call.id, name=call.name,
+                                                               response={"result": output}))
 
 
 def format_event(event: Event) -> str:

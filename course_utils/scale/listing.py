@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -147,16 +147,7 @@ def claude_code_listing(skills: SkillLoader | Iterable[Skill], context_tokens: i
     else:
         order = "by usage, most used first (ties and skills with no usage in the catalog's order)"
         ranked = sorted(listed, key=lambda s: -usage.get(s.name, 0.0))
-    keep = {s.name for s in listed}
-    if whole_cost > budget:
-        used = len("\n".join(catalog_line(s.name, "") for s in listed))
-        keep = set()
-        for s in ranked:
-            extra_cost = len(lines[s.name]) - len(catalog_line(s.name, ""))
-            if used + extra_cost > budget:
-                break
-            used += extra_cost
-            keep.add(s.name)
+    keep = {s.name for s in listed} if whole_cost <= budget else _kept_within(listed, ranked, lines, budget)
     shown = [catalog_line(s.name, entry[s.name] if s.name in keep else "") for s in listed]
     for s in catalog:
         if _flag(s, "disable-model-invocation"):
@@ -172,6 +163,20 @@ def claude_code_listing(skills: SkillLoader | Iterable[Skill], context_tokens: i
             views[s.name] = SkillView(s.name, "whole", len(text), "fits", line)
     return HarnessListing("claude-code", context_tokens, budget, "characters", len("\n".join(shown)), order, views,
                           tuple(shown), CLAUDE_CODE_SOURCE)
+
+
+def _kept_within(listed: Sequence[Skill], ranked: Sequence[Skill], lines: Mapping[str, str], budget: int) -> set[str]:
+    """The skills that keep their entry in a listing over `budget`: every name paid first, then each skill in
+    `ranked` order while its entry fits, stopping at the first that does not."""
+    used = len("\n".join(catalog_line(s.name, "") for s in listed))
+    keep = set()
+    for s in ranked:
+        extra_cost = len(lines[s.name]) - len(catalog_line(s.name, ""))
+        if used + extra_cost > budget:
+            break
+        used += extra_cost
+        keep.add(s.name)
+    return keep
 
 
 def _entry_full(skill: Skill) -> str:
@@ -245,36 +250,43 @@ def codex_listing(skills: SkillLoader | Iterable[Skill], context_tokens: int | N
     elif sum(minimum) <= budget:
         given, reason = _round_robin(order, description, minimum, budget - sum(minimum), tokens, line), "shared"
     else:
-        given, used = [], 0
-        for c in minimum:
-            fits = used + c <= budget
-            used += c if fits else 0
-            given.append(0 if fits else None)
-        reason = "names"
+        given, reason = _names_within(minimum, budget), "names"
     lines = tuple(line(s, k) for s, k in zip(order, given) if k is not None)
     unit = "tokens" if tokens else "characters"
-    views: dict[str, SkillView] = {}
     by_name = dict(zip((s.name for s in order), given))
-    for s in catalog:
-        if not allowed[s.name]:
-            views[s.name] = SkillView(s.name, "removed", 0, "policy.allow_implicit_invocation: false", None)
-            continue
-        k, n = by_name[s.name], len(description[s.name])
-        if k is None:
-            views[s.name] = SkillView(s.name, "omitted", 0, f"even its line without description exceeds the "
-                                      f"{budget:,} {unit} left", None)
-        elif reason == "names":
-            views[s.name] = SkillView(s.name, "name", 0, f"the names alone exceed {budget:,} {unit}: every "
-                                      "description removed", line(s, 0))
-        elif k == n:
-            views[s.name] = SkillView(s.name, "whole", k, "fits" if reason == "fits" else
-                                      "its whole description fitted its share", line(s, k))
-        else:
-            views[s.name] = SkillView(s.name, "cut" if k else "name", k, f"cut to {k} of {n} characters, the "
-                                      f"{budget:,} {unit} shared one character at a time", line(s, k))
+    views = {s.name: _codex_view(s.name, allowed[s.name], by_name.get(s.name), len(description.get(s.name, "")),
+                                 reason, f"{budget:,} {unit}", lambda k, s=s: line(s, k)) for s in catalog}
     used = sum(cost(x) for x in lines)
     return HarnessListing("codex", context_tokens, budget, unit, used, "by name (Codex's own order; usage plays no "
                           "part)", views, lines, CODEX_SOURCE)
+
+
+def _names_within(minimum: Sequence[int], budget: int) -> list[int | None]:
+    """Each line without its description, kept (0) in order while it fits, an oversized one skipped (None)."""
+    given: list[int | None] = []
+    used = 0
+    for c in minimum:
+        fits = used + c <= budget
+        used += c if fits else 0
+        given.append(0 if fits else None)
+    return given
+
+
+def _codex_view(name: str, allowed: bool, k: int | None, n: int, reason: str, room: str,
+                line: Callable[[int], str]) -> SkillView:
+    """What Codex shows of one skill given `k` of its `n` description characters (None: omitted), `room` the
+    budget in words, `line(k)` its line."""
+    if not allowed:
+        return SkillView(name, "removed", 0, "policy.allow_implicit_invocation: false", None)
+    if k is None:
+        return SkillView(name, "omitted", 0, f"even its line without description exceeds the {room} left", None)
+    if reason == "names":
+        return SkillView(name, "name", 0, f"the names alone exceed {room}: every description removed", line(0))
+    if k == n:
+        return SkillView(name, "whole", k, "fits" if reason == "fits" else "its whole description fitted its share",
+                         line(k))
+    return SkillView(name, "cut" if k else "name", k, f"cut to {k} of {n} characters, the {room} shared one "
+                     "character at a time", line(k))
 
 
 def _round_robin(order: Sequence[Skill], description: Mapping[str, str], minimum: Sequence[int], room: int,

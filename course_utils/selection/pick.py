@@ -77,19 +77,28 @@ def pick_by_model(client: genai.Client, loader: SkillLoader, query: str, model: 
     (`course_utils.selection.confidence` reads the model's probability of declining from them).
     """
     return first_turn(client, loader, query, loader.system_instruction(preamble, function=ACTIVATE),
-                      loader.tool(ACTIVATE), model=model, max_output_tokens=max_output_tokens,
-                      temperature=temperature, logprobs=logprobs)
+                      loader.tool(ACTIVATE), model, Decoding(max_output_tokens, temperature, logprobs))
+
+
+@dataclasses.dataclass(frozen=True)
+class Decoding:
+    """How a decision is decoded: its output cap (None: the backend's decision cap), its temperature (None: the
+    backend's default) and how many top candidates' log-probabilities to return (None: none)."""
+
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    logprobs: int | None = None
 
 
 def first_turn(client: genai.Client, loader: SkillLoader, contents: Any, system_instruction: str, tool: types.Tool,
-               model: str = GENERATION_MODEL, max_output_tokens: int | None = None, temperature: float | None = None,
-               logprobs: int | None = None) -> Decision:
+               model: str = GENERATION_MODEL, decoding: Decoding = Decoding()) -> Decision:
     """One `generate_content` with automatic function calling off; the Decision is its first turn's activation.
 
     The request of `pick_by_model` and `pick_hybrid`, which differ only in where the catalog goes. The answer is
-    capped at the backend's decision cap (`Facts.decision_tokens`) unless `max_output_tokens` says otherwise.
+    capped at the backend's decision cap (`Facts.decision_tokens`) unless `decoding` says otherwise.
     `read_activation` judges the answer against `loader`, the skills the model was offered.
     """
+    max_output_tokens = decoding.max_output_tokens
     if max_output_tokens is None:
         max_output_tokens = backend_of(client).facts.decision_tokens
     config = types.GenerateContentConfig(
@@ -97,9 +106,9 @@ def first_turn(client: genai.Client, loader: SkillLoader, contents: Any, system_
         tools=[tool],
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         max_output_tokens=max_output_tokens,
-        temperature=temperature,
-        response_logprobs=True if logprobs is not None else None,
-        logprobs=logprobs,
+        temperature=decoding.temperature,
+        response_logprobs=True if decoding.logprobs is not None else None,
+        logprobs=decoding.logprobs,
     )
     start = time.perf_counter()
     response = client.models.generate_content(model=model, contents=contents, config=config)
@@ -314,7 +323,7 @@ def pick_hybrid(client: genai.Client, loader: SkillLoader, selector: SimilarityS
     top = [(selector.names[i], float(row[i])) for i in nearest]
     shortlist = loader.subset(name for name, _ in top)
     decision = first_turn(client, shortlist, [shortlist_turn(shortlist, query)], shortlist_instruction(),
-                          shortlist_tool(), model=model, temperature=temperature, logprobs=logprobs)
+                          shortlist_tool(), model, Decoding(temperature=temperature, logprobs=logprobs))
     return dataclasses.replace(decision, seconds=time.perf_counter() - start, score=top[0][1], top_k=tuple(top))
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -162,44 +162,66 @@ def validate_frontmatter(
     def report(name: str | None, message: str, severity: Literal["error", "warning"] = "error") -> None:
         problems.append(Diagnostic(path, name, message, severity, fix_in(message)))
 
-    def error(name: str, message: str) -> None:
-        report(name, message)
+    _check_name(data.get("name"), folder_name, rule, label, report)
+    _check_description(data, rule, label, report)
+    if spec:
+        problems += _spec_field_problems(data, path)
+    elif rule.harness == "codex" and data.get("metadata") is not None and not isinstance(data["metadata"], dict):
+        report("metadata", f"must be a mapping, got {type(data['metadata']).__name__}: Codex refuses the skill: "
+                           "write it as `metadata: {short-description: …}`")
+    if rule is not None:
+        return problems + [Diagnostic(path, p.field, f"{p.message}: {p.fix}", p.severity, p.fix)
+                           for p in harnesses.field_problems(data, rule.harness)]
+    return problems + _unknown_field_problems(data, path, strict)
 
-    name = data.get("name")
+
+Report = Callable[..., None]
+"""Adds one diagnostic: `report(field, message, severity="error")`."""
+
+
+def _check_name(name: Any, folder_name: str | None, rule: harnesses.HarnessRules | None, label: str,
+                report: Report) -> None:
+    """The name's problems, as the spec (no `rule`, or the spec's) or a harness reads it."""
+    spec = rule is None or rule.harness == "spec"
     if name is None:
         if rule is None or rule.name_required:
-            error("name", "missing: add `name: your-skill-name` to the frontmatter")
+            report("name", "missing: add `name: your-skill-name` to the frontmatter")
     elif not isinstance(name, str):
-        error("name", f"must be a string, got {type(name).__name__} {shown(name)}: quote it")
+        report("name", f"must be a string, got {type(name).__name__} {shown(name)}: quote it")
     elif spec:
         if problem := name_problem(name, folder_name):
-            error("name", problem)
+            report("name", problem)
     elif rule.name_format and (problem := name_problem(name, None)):
-        error("name", problem)
+        report("name", problem)
     elif rule.name_max is not None and len(" ".join(name.split())) > rule.name_max:
-        error("name", f"is {len(name)} characters; {label} refuses a name over {rule.name_max}: shorten it")
+        report("name", f"is {len(name)} characters; {label} refuses a name over {rule.name_max}: shorten it")
     elif rule.name_format and folder_name is not None and unicodedata.normalize("NFKC", name) != \
             unicodedata.normalize("NFKC", folder_name):
         report("name", f"{shown(name)} differs from its folder name {shown(folder_name)}: {label} uses the name, "
                        "the spec wants the two equal: rename one of them", "warning")
 
+
+def _check_description(data: Mapping[Any, Any], rule: harnesses.HarnessRules | None, label: str,
+                       report: Report) -> None:
+    """The description's problems (with Claude Code, its listing entry's length too)."""
+    spec = rule is None or rule.harness == "spec"
     description = data.get("description")
     text = " ".join(description.split()) if isinstance(description, str) else ""
     if description is None:
         if spec or rule.description_required:
-            error("description", "missing: add a description saying what the skill does and when to use it")
+            report("description", "missing: add a description saying what the skill does and when to use it")
         else:
             report("description", f"missing: {label} uses the body's first paragraph: add a description saying "
                                   "what the skill does and when to use it", "warning")
     elif not isinstance(description, str):
-        error("description", f"must be a string, got {type(description).__name__}: quote it")
+        report("description", f"must be a string, got {type(description).__name__}: quote it")
     elif not description.strip():
         report("description", "is empty: say what the skill does and when to use it",
                "error" if spec or rule.harness == "codex" else "warning")
     elif spec and len(description) > MAX_DESCRIPTION:
-        error("description", f"is {len(description)} characters; the limit is {MAX_DESCRIPTION}")
+        report("description", f"is {len(description)} characters; the limit is {MAX_DESCRIPTION}")
     elif not spec and rule.description_max is not None and len(text) > rule.description_max:
-        error("description", f"is {len(text)} characters; {label} refuses a skill whose description is over "
+        report("description", f"is {len(text)} characters; {label} refuses a skill whose description is over "
                              f"{rule.description_max:,}: shorten it")
     elif not spec and len(description) > MAX_DESCRIPTION:
         report("description", f"is {len(description)} characters, over the spec's {MAX_DESCRIPTION:,}: {label} "
@@ -211,15 +233,10 @@ def validate_frontmatter(
             report("description", f"with when_to_use is {listed:,} characters; Claude Code's listing cuts each "
                                   f"entry at {LISTING_ENTRY_CHARS:,}: put the key use case first", "warning")
 
-    if spec:
-        problems += _spec_field_problems(data, path)
-    elif rule.harness == "codex" and data.get("metadata") is not None and not isinstance(data["metadata"], dict):
-        error("metadata", f"must be a mapping, got {type(data['metadata']).__name__}: Codex refuses the skill: "
-                          "write it as `metadata: {short-description: …}`")
-    if rule is not None:
-        problems += [Diagnostic(path, p.field, f"{p.message}: {p.fix}", p.severity, p.fix)
-                     for p in harnesses.field_problems(data, rule.harness)]
-        return problems
+
+def _unknown_field_problems(data: Mapping[Any, Any], path: Path, strict: bool) -> list[Diagnostic]:
+    """The fields the spec does not define: errors when `strict`, else warnings (the lessons' loader ignores them)."""
+    problems = []
     for key in data:
         if key in KNOWN_FIELDS:
             continue

@@ -69,7 +69,7 @@ from tqdm.auto import tqdm
 from course_utils.evaluation.bakery_eval import MEASURED_DIR
 from course_utils.skills.paths import DATA_DIR, REPO_ROOT, SKILLS_DIR
 from scripts.lab import LAB_RECORDS
-from course_utils.cli.options import add_concurrency
+from course_utils.cli.options import add_backend, add_concurrency
 
 BAKERY_DIR = MEASURED_DIR
 """Where a `test` record of the bakery agent goes: lesson 04 reads the test split's record."""
@@ -504,7 +504,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _where_and_how_many(command: argparse.ArgumentParser, out: str, limit: str, backend: bool) -> None:
     """The options every measurement shares: the backend (where it has a choice), the output, a limit."""
     if backend:
-        command.add_argument("--backend", choices=("auto", "local", "gemini", "openai"), default="auto")
+        add_backend(command)
     command.add_argument("--out", type=Path, help=out)
     command.add_argument("--limit", type=int, help=limit)
 

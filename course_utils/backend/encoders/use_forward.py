@@ -98,6 +98,10 @@ class DistinctTokenBackend(NumpyBackend):
         del x, buf
 
         _layernorm(feats, self.ln_g, self.ln_b, self.eps)
+        out[:] = self._sentence_vectors(feats, starts, lens)
+
+    def _sentence_vectors(self, feats: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+        """Each sentence's token features pooled (sum over sqrt of its length) and through the head: unit vectors."""
         sums = np.stack([feats[start:start + length].sum(axis=0) for start, length in zip(starts, lens)])
         mean = sums @ self.cnn_W
         lengths = lens.astype(np.float32)
@@ -113,4 +117,4 @@ class DistinctTokenBackend(NumpyBackend):
         z += y2 @ self.d3
         np.tanh(z, out=z)
         z *= np.reciprocal(np.sqrt(np.clip(np.einsum("ij,ij->i", z, z), self.eps, None)))[:, None]
-        out[:] = z
+        return z

@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from course_utils.backend.local.chat_template import RenderedPrompt
 from course_utils.backend.local.model_file import LocalModel, load_model, model_choice
@@ -55,6 +55,15 @@ class LLMError(RuntimeError):
 
 class Refused(LLMError):
     """llama.cpp's loopback listener answered with an error (a slot file it cannot read, a save that failed)."""
+
+
+class Sampling(TypedDict, total=False):
+    """How a completion samples: None or left out, greedy (temperature 0) and llama.cpp's own defaults."""
+
+    temperature: float | None
+    seed: int | None
+    top_p: float | None
+    top_k: int | None
 
 
 @dataclass(frozen=True)
@@ -145,10 +154,8 @@ class LocalLLM:
         self._dirty = False  # the cache holds tokens past the last piece (an answer)
         self._on_disk: set[str] = set()  # names this process saved, restored or found whole on disk
 
-    def chat(self, messages: Sequence[Message], *, grammar: str | None = None,
-             temperature: float | None = None, max_tokens: int | None = None,
-             seed: int | None = None, top_logprobs: int | None = None,
-             top_p: float | None = None, top_k: int | None = None) -> Completion:
+    def chat(self, messages: Sequence[Message], *, grammar: str | None = None, max_tokens: int | None = None,
+             top_logprobs: int | None = None, **sampling: Unpack[Sampling]) -> Completion:
         """Run one chat completion, optionally constrained by a llama.cpp grammar.
 
         Greedy (temperature 0) unless a temperature is given; then ``seed`` makes the sample repeatable, and
@@ -160,9 +167,11 @@ class LocalLLM:
         """
         prompt = self.model.template.prompt(messages)
         text = prompt.text
+        temperature = sampling.get("temperature")
         request: dict[str, Any] = {"prompt": text, "n_predict": max_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
                                    "temperature": 0.0 if temperature is None else temperature, "cache_prompt": True}
-        optional = {"seed": seed, "top_p": top_p, "top_k": top_k, "grammar": grammar,
+        optional = {"seed": sampling.get("seed"), "top_p": sampling.get("top_p"), "top_k": sampling.get("top_k"),
+                    "grammar": grammar,
                     "n_probs": None if top_logprobs is None else max(top_logprobs, 1)}  # 0 returns none at all
         request.update((key, value) for key, value in optional.items() if value is not None)
         with self._lock:
