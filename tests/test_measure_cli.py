@@ -49,7 +49,7 @@ def commands(parser) -> set[str]:
 
 
 def test_the_development_commands_are_the_labs_not_the_learners():
-    """`python -m course_utils --help` lists the learner's commands; bench, fuzz, measure and scorer-dev are the lab's."""
+    """`python -m course_utils --help` lists the learner's commands; bench, fuzz, measure, scorer-dev: the lab's."""
     from course_utils.cli.main import build_parser as learner
 
     assert commands(learner()) == {"validate", "catalog", "run-notebooks", "eval-trigger", "models", "audit",

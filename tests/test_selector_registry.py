@@ -85,3 +85,26 @@ def test_the_selectors_without_development_queries_are_those_that_fit_nothing_on
     assert selectors.available(dev=False) == [n for n, e in REGISTRY.items() if e.dev is None]
     with pytest.raises(ValueError, match="give --dev FILE"):
         selectors.parse(",".join(REGISTRY), dev=False)
+
+
+def test_the_scorer_is_fitted_on_dev_queries_when_there_are_some(monkeypatch):
+    from course_utils.evaluation import selectors
+    from course_utils.skills.queries import LabelledQuery
+
+    fitted = []
+
+    class Scorer:
+        def __init__(self, client, loader, k):
+            self.k = k
+
+        def fit(self, queries):
+            fitted.append(list(queries))
+
+    monkeypatch.setattr(selectors.scorer, "ScoringSelector", Scorer)
+    made = dict(client=None, loader=None, names=("scored",), k=3, threshold=None, temperature=None, runs=1)
+    assert REGISTRY["scored"].build(selectors.Ingredients(**made)).k == 3 and fitted == []
+    dev = (LabelledQuery("q", None, "off-topic", "en"),)
+    REGISTRY["scored"].build(selectors.Ingredients(**made, dev=dev))
+    assert fitted == [list(dev)]
+    assert selectors.parse("recommended", dev=False) == [RECOMMENDED] == ["scored"]
+    assert "scored" not in selectors.compared()  # lesson 13's records hold the five it compared

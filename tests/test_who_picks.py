@@ -11,7 +11,7 @@ from course_utils.skills.paths import DATA_DIR, REPO_ROOT, SKILLS_DIR
 from course_utils.skills.queries import load_queries
 from course_utils.skills.skill import SkillLoader
 from course_utils.evaluation.trigger import build_selectors, run_selectors
-from course_utils.evaluation.selectors import REGISTRY
+from course_utils.evaluation.selectors import REGISTRY, compared
 from course_utils.evaluation.who_picks import course_finding, read_record
 
 RECORDS = DATA_DIR / "measured" / "who_picks"
@@ -19,10 +19,10 @@ TEST_SETS = {"workplace": "dev/workplace_dev_2.yaml", "mattpocock": "dev/mattpoc
 
 
 @pytest.mark.parametrize("catalog", sorted(TEST_SETS))
-def test_each_record_holds_every_selector_on_every_test_query(catalog):
+def test_each_record_holds_every_compared_selector_on_every_test_query(catalog):
     record = read_record(RECORDS / f"{catalog}.json")
     queries = load_queries(DATA_DIR / TEST_SETS[catalog])
-    assert list(record.reports) == list(REGISTRY)
+    assert list(record.reports) == compared()
     for report in record.reports.values():
         assert [r["query"] for r in report.records] == [q.query for q in queries]
         assert report.errors == len(report.error_reasons)  # a failed decision is kept with its reason
@@ -45,7 +45,7 @@ def test_the_record_s_choices_give_its_decisions_again_on_the_local_model(local_
     loader = SkillLoader.from_root(SKILLS_DIR / "workplace")
     sample = load_queries(DATA_DIR / TEST_SETS["workplace"], loader.names)[::24]
     assert {q.expected is None for q in sample} == {True, False}
-    chosen = build_selectors(local_client, loader, list(REGISTRY), k=record.choices.k,
+    chosen = build_selectors(local_client, loader, compared(), k=record.choices.k,
                              threshold=record.choices.threshold, gate=record.choices.gate)
     again = run_selectors(chosen, sample)
     for name, outcomes in again.outcomes.items():

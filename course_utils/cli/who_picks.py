@@ -1,9 +1,9 @@
 """`python -m course_utils who-picks SKILLS --dev DEV --queries TEST --json RECORD`: lesson 13's comparison.
 
 Every choice (threshold, k, the gate) is made on DEV first (`trigger.choose_on_dev`); then TEST runs once through
-every registered selector (`selectors.REGISTRY`), and the record holds the choices with their development reports,
-every test decision, the paired tests and the computed answer. `--dev-only` stops after the choices; `--from-dev
-RECORD` takes them from an earlier record instead of making them again.
+the selectors of lesson 13's comparison (`selectors.compared`, or `--selectors`), and the record holds the choices
+with their development reports, every test decision, the paired tests and the computed answer. `--dev-only` stops
+after the choices; `--from-dev RECORD` takes them from an earlier record instead of making them again.
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from course_utils.cli.options import Refused, add_backend, bad_input, refuse, start_backend, starting
-from course_utils.evaluation.selectors import REGISTRY
+from course_utils.cli.options import Refused, add_backend, bad_input, parse_selectors, refuse, start_backend, starting
+from course_utils.evaluation.selectors import compared, help_text
 from course_utils.evaluation.trigger import (DevChoices, Options, SelectorSet, build_selectors, choose_on_dev,
                                              run_selectors)
 from course_utils.skills.paths import SKILLS_DIR
@@ -79,7 +79,7 @@ def who_picks(args: argparse.Namespace) -> int:
         if args.json:
             _write(args.json, {**head, "dev_choices": choices.to_dict()})
         return 0
-    names = list(REGISTRY)
+    names = parse_selectors(args.selectors, dev=True, default=compared())
     selectors = build_selectors(client, loader, names, Options(k=choices.k, threshold=choices.threshold,
                                                                gate=choices.gate, dev=tuple(dev)))
     print(f"Running {len(test)} test queries ({args.queries}) once through {', '.join(names)}")
@@ -106,6 +106,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                          help="development queries: the threshold, k and the gate are chosen on them")
     command.add_argument("--queries", type=Path, metavar="FILE", help="test queries, run once (not with --dev-only)")
     command.add_argument("--dev-only", action="store_true", help="make the choices on --dev and stop")
+    command.add_argument("--selectors", default="", metavar="NAMES",
+                         help=f"the selectors run on --queries (default: lesson 13's {', '.join(compared())}); "
+                              + help_text())
     command.add_argument("--from-dev", type=Path, metavar="RECORD",
                          help="take the choices from an earlier record instead of making them again")
     add_backend(command)

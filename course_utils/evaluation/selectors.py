@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from course_utils.evaluation import gating
-from course_utils.selection import abstain, pick
+from course_utils.selection import abstain, pick, scorer
 from course_utils.skills.queries import LabelledQuery
 from course_utils.skills.skill import SkillLoader
 
@@ -57,8 +57,9 @@ class Entry:
     """One selector: its name, its words in an answer, one line of help, its factory and what it needs.
 
     `model`: it asks the generation model (so it runs `runs` times a query, several decisions at once);
-    `encoder`: it embeds; `dev`: what it fits on development queries (None: nothing); `reports`: the settings
-    a report names when it runs (threshold, k, gate)."""
+    `encoder`: it embeds; `dev`: what it must fit on development queries (None: nothing it cannot do without);
+    `reports`: the settings a report names when it runs (threshold, k, gate); `compared`: lesson 13's comparison
+    (`who-picks` by default) runs it."""
 
     name: str
     label: str
@@ -68,6 +69,7 @@ class Entry:
     encoder: bool = False
     dev: str | None = None
     reports: tuple[str, ...] = ()
+    compared: bool = True
 
 
 REGISTRY: dict[str, Entry] = {}
@@ -94,9 +96,16 @@ def _gated(made: Ingredients) -> Selector:
     return gating.gated_selector(made.confident_hybrid(), made.gate)
 
 
+def _scored(made: Ingredients) -> Selector:
+    selector = scorer.ScoringSelector(made.client, made.loader, k=made.k)
+    if made.dev:
+        selector.fit(made.dev)
+    return selector
+
+
 ALIAS = "recommended"
-RECOMMENDED = "similarity"
-"""The selector `recommended` names: lesson 13's answer on the course's model and catalogs."""
+RECOMMENDED = "scored"
+"""The selector `recommended` names: the one chosen on the three catalogs' development sets (docs/lab/scorer.md)."""
 
 register(Entry("model", "the model alone", "the plain selector: the model reads the catalog and calls a skill",
                lambda made: lambda q: pick.pick_by_model(made.client, made.loader, q, temperature=made.temperature),
@@ -111,6 +120,9 @@ register(Entry("hybrid", "the hybrid", "the top k by similarity, then the model 
                _hybrid, model=True, encoder=True, reports=("k",)))
 register(Entry("gated", "the gated hybrid", "the hybrid with a gate fitted on --dev; lesson 13",
                _gated, model=True, encoder=True, dev="its gate", reports=("k", "gate")))
+register(Entry("scored", "the model as a scorer",
+               "a fused shortlist of k, the model's P(yes) for each, the course's rule or one fitted on --dev",
+               _scored, model=True, encoder=True, reports=("k",), compared=False))
 
 
 DEFAULT = ("model", "similarity")
@@ -120,6 +132,11 @@ DEFAULT = ("model", "similarity")
 def choices() -> tuple[str, ...]:
     """What `--selectors` accepts: every registered name, then the alias."""
     return (*REGISTRY, ALIAS)
+
+
+def compared() -> list[str]:
+    """The selectors of lesson 13's comparison, in the registry's order."""
+    return [name for name, entry in REGISTRY.items() if entry.compared]
 
 
 def available(dev: bool) -> list[str]:
@@ -147,4 +164,4 @@ def parse(text: str, dev: bool, default: Sequence[str] | None = None) -> list[st
 def help_text() -> str:
     """`--selectors`' help: each selector in one line of words, then what the alias names."""
     each = "; ".join(f"{name} ({entry.help})" for name, entry in REGISTRY.items())
-    return f"comma-separated: {each}; {ALIAS} is {RECOMMENDED} (lesson 13's answer)"
+    return f"comma-separated: {each}; {ALIAS} is {RECOMMENDED} (chosen on the course's development sets)"

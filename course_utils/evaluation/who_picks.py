@@ -4,7 +4,7 @@ Built in `notebooks/13_who_picks.ipynb`; `python -m course_utils who-picks` runs
 record the lesson reads. `trigger.choose_on_dev` makes every choice on development queries: the similarity
 threshold (`thresholds.best_threshold`), the hybrid's k (the most correct of `trigger.K_CANDIDATES`, the smaller k
 on a tie) and the gated hybrid's gate (`gating.fit_gate` at that k). The test queries are then run once through
-every registered selector (`selectors.REGISTRY`), and `answer` says in plain words who should pick on the model
+the selectors of the comparison (`selectors.compared`), and `answer` says in plain words who should pick on the model
 that ran, for which criterion, where selectors tie and what each costs; every word of it comes from the numbers.
 """
 from __future__ import annotations
