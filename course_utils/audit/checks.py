@@ -13,7 +13,7 @@ from pathlib import Path
 from course_utils.audit.report import Finding, ListingSection, ListingView, NoListing, WhenRow, WhenSection
 from course_utils.audit.rules import RULES, SEVERITIES
 from course_utils.scale.listing import HARNESS_LABELS, harness_listing, listed_entry
-from course_utils.skills.skill import Diagnostic, Skill, SkillLoader
+from course_utils.skills.skill import SKILL_FILES, Diagnostic, Skill, SkillLoader
 from course_utils.skills.tokens import estimate_tokens
 
 
@@ -50,14 +50,21 @@ def validation_findings(diagnostics: Sequence[Diagnostic], root: Path) -> list[F
     found = []
     for diagnostic in diagnostics:
         code = validation_code(diagnostic)
-        file = shown_path(diagnostic.path, root)
+        itself = Path(diagnostic.path) == Path(root)  # about the audited folder: no file of its own
+        file = None if itself else shown_path(diagnostic.path, root)
         where = f"[{diagnostic.field}] " if diagnostic.field else ""
         severity = RULES[code].severity if diagnostic.severity == "error" else min(
             RULES[code].severity, diagnostic.severity, key=SEVERITIES.index)
-        found.append(Finding(code, severity, f"{where}{diagnostic.message}", RULES[code].fix, "validation", file,
-                             file=file, skill=Path(file).parts[0] if Path(file).parts else None,
+        found.append(Finding(code, severity, f"{where}{diagnostic.message}", RULES[code].fix, "validation",
+                             file or str(root), file=file, skill=None if itself else skill_of(diagnostic.path),
                              line=diagnostic.line, field=diagnostic.field))
     return found
+
+
+def skill_of(path: Path) -> str:
+    """The skill folder's name of a diagnostic's path: a SKILL.md's folder, or the folder itself."""
+    path = Path(path)
+    return path.parent.name if path.name in SKILL_FILES else path.name
 
 
 def shown_path(path: Path, root: Path) -> str:

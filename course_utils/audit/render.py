@@ -35,6 +35,8 @@ def render_text(report: AuditReport) -> str:
     warnings = sum(f.severity == "warning" for f in report.findings)
     lines = [f"Audit of {report.folder}: {report.skills:,} valid skill(s), {report.validation.invalid_files} "
              f"invalid file(s); {errors} error(s), {warnings} warning(s); {report.seconds:.1f} s"]
+    if len(report.folders) > 1:
+        lines.append("Skills folders: " + ", ".join(f"{f.path} ({f.skills:,})" for f in report.folders))
     if report.changed is not None:
         lines.append(f"Changed skills only: {', '.join(report.changed) or '(none)'}")
     lines += [f"{_where(report.folder, f)}: {f.code} [{f.severity}] {f.message}" for f in report.findings]
