@@ -79,3 +79,47 @@ def test_a_closed_pipe_ends_the_output_without_a_traceback():
     done = subprocess.run(command, shell=True, capture_output=True, text=True, check=False)
     assert done.stdout.startswith("SK001") and done.stdout.count("\n") == 1
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def test_fix_first_ranks_by_severity_then_count_with_repeats_merged(tmp_path):
+    for i in range(4):
+        (tmp_path / f"s{i}").mkdir()
+        (tmp_path / f"s{i}" / "SKILL.md").write_text(
+            f"---\nname: s{i}\ndescription: Does s{i}. Use when asked. Not for others.\nbogus: 1\n---\nBody.\n",
+            encoding="utf-8")  # SK004 error in each
+    (tmp_path / "s0" / "SKILL.md").write_text(
+        "---\nname: S0\ndescription: Does s0. Use when asked. Not for others.\nbogus: 1\n---\nBody.\n",
+        encoding="utf-8")  # SK002 error too
+    write_skill(tmp_path / "plain").write_text("---\nname: plain\ndescription: Does plain.\n---\nBody.\n",
+                                                encoding="utf-8")  # SK101 warning, SK102 info
+    report, _ = run_audit(tmp_path, harness="spec", pairs="none", progress=False)
+    assert [(f.code, f.count) for f in report.summary] == [("SK004", 4), ("SK002", 1), ("SK101", 1),
+                                                           ("SK102", 1)]
+    assert "1. SK004 ×4 " in render(report, "text")
+
+
+def test_should_be_used_when_says_when():
+    from course_utils.audit.checks import when_check
+    from course_utils.skills.skill import Skill
+
+    skill = Skill("pdf", "Reads PDF files. This skill should be used when working with PDF forms.", "", Path("x"), {})
+    assert when_check(skill).says_when
+
+
+def test_a_byte_order_mark_under_the_spec_is_rejected_as_skills_ref_rejects_it(tmp_path):
+    path = write_skill(tmp_path / "bom")
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    spec, _ = run_audit(tmp_path, harness="spec", pairs="none", progress=False)
+    assert [(f.code, f.severity) for f in spec.findings] == [("SK001", "error")] and spec.skills == 0
+    claude, _ = run_audit(tmp_path, harness="claude-code", pairs="none", progress=False)
+    assert [(f.code, f.severity) for f in claude.findings] == [("SK009", "info")] and claude.skills == 1
+
+
+def test_the_page_says_a_listing_in_characters_once(tmp_path):
+    from course_utils.audit import render_html
+
+    write_skill(tmp_path / "alpha")
+    report, _ = run_audit(tmp_path, pairs="none", progress=False)
+    page = render_html(report)
+    used = f"{report.listing.used:,} characters"
+    assert f"takes {used}, about" in page and f"{used}, {used}" not in page

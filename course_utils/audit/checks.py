@@ -36,6 +36,8 @@ def validation_code(diagnostic: Diagnostic) -> str:
         return "SK004"
     if "resolves outside" in message:
         return "SK007"
+    if "byte-order mark" in message and "rejects the file" in message:  # the spec's reader finds no '---'
+        return "SK001"
     if "byte-order mark" in message or "CRLF" in message:
         return "SK009"
     if "not a skill" in message or "holds no skill folder" in message or "not a directory of skills" in message:
@@ -143,7 +145,8 @@ def listing_findings(listing: ListingSection | NoListing, loader: SkillLoader) -
 
 
 WHEN_PATTERN = re.compile(
-    r"\buse (?:it |this(?: skill)? )?(?:when|whenever|if|for|to|on|after|before)\b|\bwhen (?:the |a |an )?"
+    r"\buse (?:it |this(?: skill)? )?(?:when|whenever|if|for|to|on|after|before)\b|\bshould be used (?:when|if|for)\b"
+    r"|\bwhen (?:the |a |an )?"
     r"(?:user|someone|you|employee|manager|team)\b|\bwhenever\b|\bif the user\b|\btrigger(?:s|ed)? (?:on|when|by)\b"
     r"|\binvoke (?:it )?when\b|\bà utiliser\b|\butilis\w* (?:quand|lorsque|si|pour)\b|\bquand\b|\blorsqu",
     re.IGNORECASE)
@@ -152,6 +155,7 @@ NOT_FOR_PATTERN = re.compile(
     r"|\bexcept\b|\brather than\b|\bpas (?:pour|de|un|une)\b|\bne (?:pas|jamais)\b|\bsauf\b|\bjamais\b",
     re.IGNORECASE)
 WHEN_RULE = ('A description says *when* if it holds a trigger clause: "use when", "use it/this when", "use for", '
+             '"should be used when/if/for", '
              '"use if", "when the user/someone/you …", "whenever", "if the user", "triggers on", "invoke when", or in '
              'French "à utiliser", "utiliser quand/lorsque/si/pour", "quand", "lorsque". It excludes if it holds '
              '"not for", "do not use", "never", "instead", "except", "rather than", or "pas pour", "ne pas", "jamais", '

@@ -43,6 +43,8 @@ class Finding:
     """The second skill of a pair or of a confusion, if any."""
     field: str | None = None
     """The frontmatter field the finding is about (`description`, `metadata.author`), if any: it gives `line`."""
+    count: int = 1
+    """In the summary, how many findings of its rule this one stands for (the others are like it)."""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ the gate on accuracy. Then the findings the selected rules make, each on the lin
 """
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import time
 from collections import Counter
@@ -252,21 +253,20 @@ def selected(findings: Sequence[Finding], select: Sequence[str] = (), ignore: Se
 
 
 def rank(finding: Finding) -> tuple[int, int, float]:
-    """The summary's order: by `RULE_ORDER`, then severity, then weight."""
+    """The order among findings: most severe first, then by `RULE_ORDER`, then weight."""
     order = min((i for prefix, i in RULE_ORDER.items() if finding.code.startswith(prefix)), default=len(RULE_ORDER))
-    return order, -SEVERITIES.index(finding.severity), -finding.weight
+    return -SEVERITIES.index(finding.severity), order, -finding.weight
 
 
 def summarise(findings: Sequence[Finding], count: int = SUMMARY_COUNT) -> tuple[Finding, ...]:
-    """The `count` most useful findings. Wording findings about many skills come as one finding each, so the
-    summary names the first of each rule on wording and listing, and every measured one."""
-    shown, seen = [], Counter()
+    """The `count` most useful findings: one per rule (its weightiest, carrying how many it stands for), the
+    most severe rules first, then those with the most findings, then by `RULE_ORDER`."""
+    by_code: dict[str, list[Finding]] = {}
     for finding in sorted(findings, key=rank):
-        if finding.code in ("SK101", "SK102", "SK201", "SK202", "SK009") and seen[finding.code]:
-            continue
-        seen[finding.code] += 1
-        shown.append(finding)
-    return tuple(shown[:count])
+        by_code.setdefault(finding.code, []).append(finding)
+    heads = [dataclasses.replace(group[0], count=len(group)) for group in by_code.values()]
+    heads.sort(key=lambda f: (rank(f)[0], -f.count, rank(f)[1:]))
+    return tuple(heads[:count])
 
 
 def run_audit(root: Path | Sequence[Path], *, queries_file: Path | None = None, harness: str = "claude-code",
