@@ -13,7 +13,7 @@ from pathlib import Path
 from course_utils.audit.report import Finding, ListingSection, ListingView, NoListing, WhenRow, WhenSection
 from course_utils.audit.rules import RULES, SEVERITIES
 from course_utils.scale.listing import HARNESS_LABELS, harness_listing, listed_entry
-from course_utils.skills.skill import Diagnostic, Skill, SkillLoader
+from course_utils.skills.skill import SKILL_FILES, Diagnostic, Skill, SkillLoader
 from course_utils.skills.tokens import estimate_tokens
 
 
@@ -36,6 +36,8 @@ def validation_code(diagnostic: Diagnostic) -> str:
         return "SK004"
     if "resolves outside" in message:
         return "SK007"
+    if "byte-order mark" in message and "rejects the file" in message:  # the spec's reader finds no '---'
+        return "SK001"
     if "byte-order mark" in message or "CRLF" in message:
         return "SK009"
     if "not a skill" in message or "holds no skill folder" in message or "not a directory of skills" in message:
@@ -50,14 +52,21 @@ def validation_findings(diagnostics: Sequence[Diagnostic], root: Path) -> list[F
     found = []
     for diagnostic in diagnostics:
         code = validation_code(diagnostic)
-        file = shown_path(diagnostic.path, root)
+        itself = Path(diagnostic.path) == Path(root)  # about the audited folder: no file of its own
+        file = None if itself else shown_path(diagnostic.path, root)
         where = f"[{diagnostic.field}] " if diagnostic.field else ""
         severity = RULES[code].severity if diagnostic.severity == "error" else min(
             RULES[code].severity, diagnostic.severity, key=SEVERITIES.index)
-        found.append(Finding(code, severity, f"{where}{diagnostic.message}", RULES[code].fix, "validation", file,
-                             file=file, skill=Path(file).parts[0] if Path(file).parts else None,
+        found.append(Finding(code, severity, f"{where}{diagnostic.message}", RULES[code].fix, "validation",
+                             file or str(root), file=file, skill=None if itself else skill_of(diagnostic.path),
                              line=diagnostic.line, field=diagnostic.field))
     return found
+
+
+def skill_of(path: Path) -> str:
+    """The skill folder's name of a diagnostic's path: a SKILL.md's folder, or the folder itself."""
+    path = Path(path)
+    return path.parent.name if path.name in SKILL_FILES else path.name
 
 
 def shown_path(path: Path, root: Path) -> str:
@@ -136,7 +145,8 @@ def listing_findings(listing: ListingSection | NoListing, loader: SkillLoader) -
 
 
 WHEN_PATTERN = re.compile(
-    r"\buse (?:it |this(?: skill)? )?(?:when|whenever|if|for|to|on|after|before)\b|\bwhen (?:the |a |an )?"
+    r"\buse (?:it |this(?: skill)? )?(?:when|whenever|if|for|to|on|after|before)\b|\bshould be used (?:when|if|for)\b"
+    r"|\bwhen (?:the |a |an )?"
     r"(?:user|someone|you|employee|manager|team)\b|\bwhenever\b|\bif the user\b|\btrigger(?:s|ed)? (?:on|when|by)\b"
     r"|\binvoke (?:it )?when\b|\bà utiliser\b|\butilis\w* (?:quand|lorsque|si|pour)\b|\bquand\b|\blorsqu",
     re.IGNORECASE)
@@ -145,6 +155,7 @@ NOT_FOR_PATTERN = re.compile(
     r"|\bexcept\b|\brather than\b|\bpas (?:pour|de|un|une)\b|\bne (?:pas|jamais)\b|\bsauf\b|\bjamais\b",
     re.IGNORECASE)
 WHEN_RULE = ('A description says *when* if it holds a trigger clause: "use when", "use it/this when", "use for", '
+             '"should be used when/if/for", '
              '"use if", "when the user/someone/you …", "whenever", "if the user", "triggers on", "invoke when", or in '
              'French "à utiliser", "utiliser quand/lorsque/si/pour", "quand", "lorsque". It excludes if it holds '
              '"not for", "do not use", "never", "instead", "except", "rather than", or "pas pour", "ne pas", "jamais", '

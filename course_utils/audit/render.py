@@ -35,6 +35,8 @@ def render_text(report: AuditReport) -> str:
     warnings = sum(f.severity == "warning" for f in report.findings)
     lines = [f"Audit of {report.folder}: {report.skills:,} valid skill(s), {report.validation.invalid_files} "
              f"invalid file(s); {errors} error(s), {warnings} warning(s); {report.seconds:.1f} s"]
+    if len(report.folders) > 1:
+        lines.append("Skills folders: " + ", ".join(f"{f.path} ({f.skills:,})" for f in report.folders))
     if report.changed is not None:
         lines.append(f"Changed skills only: {', '.join(report.changed) or '(none)'}")
     lines += [f"{_where(report.folder, f)}: {f.code} [{f.severity}] {f.message}" for f in report.findings]
@@ -43,13 +45,18 @@ def render_text(report: AuditReport) -> str:
         lines.append("No fix to suggest: every check passed.")
     else:
         lines.append("Fix first:")
-    lines += [f"{i}. {f.code} {f.message}: {f.fix} (evidence: {f.section}: {f.evidence})"
+    lines += [f"{i}. {times(f)} {f.message}: {f.fix} (evidence: {f.section}: {f.evidence})"
               for i, f in enumerate(report.summary, 1)]
     if report.trigger is not None and report.trigger.gate is not None:
         gate = report.trigger.gate
         lines.append(f"Gate: accuracy's 95 % lower bound ≥ {gate.min_accuracy:.2f}: "
                      + ("passed" if gate.passed else "failed"))
     return "\n".join(lines)
+
+
+def times(finding: Finding) -> str:
+    """A summary entry's code, with how many findings of its rule it stands for when more than one (`SK004 ×14`)."""
+    return f"{finding.code} ×{finding.count:,}" if finding.count > 1 else finding.code
 
 
 def _where(folder: str, finding: Finding) -> str:
@@ -165,4 +172,5 @@ def render_html(report: AuditReport, figures: dict[str, bytes] | None = None) ->
                               autoescape=select_autoescape(default=True, default_for_string=True),
                               trim_blocks=True, lstrip_blocks=True)
     return environment.get_template("report.html.j2").render(
-        report=report, sections=SECTIONS, images=images, rules=RULES, max_rows=MAX_ROWS, seen_words=SEEN_WORDS)
+        report=report, sections=SECTIONS, images=images, rules=RULES, max_rows=MAX_ROWS, seen_words=SEEN_WORDS,
+        times=times)

@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from course_utils.audit.folders import SkillsFolder
 from course_utils.evaluation.stats import Rate
 
 STANDS_OUT_Z = 3.0
@@ -42,6 +43,8 @@ class Finding:
     """The second skill of a pair or of a confusion, if any."""
     field: str | None = None
     """The frontmatter field the finding is about (`description`, `metadata.author`), if any: it gives `line`."""
+    count: int = 1
+    """In the summary, how many findings of its rule this one stands for (the others are like it)."""
 
 
 @dataclass(frozen=True)
@@ -269,6 +272,8 @@ class AuditReport:
     """With `--changed`: the skills the change touched, the only ones audited."""
     confusable: tuple[ConfusablePair, ...] = ()
     """The pairs any signal ranks closest or saw confused, the most flagged first (`confusable_pairs`)."""
+    folders: tuple[SkillsFolder, ...] = ()
+    """The folders a harness would load, where the skills were found (`folders.collect`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain data (what `--format json` writes)."""

@@ -81,6 +81,13 @@ _RULES = (
          "The file starts with a byte-order mark or uses CRLF line endings.",
          "Lenient readers accept both; strict ones may not find the opening '---'.",
          "Save the file as UTF-8 without a byte-order mark, with LF line endings.", "validation"),
+    Rule("SK010", "name-shadowed", "error",
+         "Two SKILL.md files of the audited paths give one skill name: the harness loads one of them and the other "
+         "is shadowed, whatever it says.",
+         "A harness keys skills by name: the shadowed file is never listed nor loaded, and which one wins depends "
+         "on the harness's precedence (Claude Code: enterprise, then personal, then project), not on the files.",
+         "Rename one of the two skills (its `name` and its folder), or remove the copy that should not load.",
+         "validation"),
     Rule("SK101", "description-says-what-not-when", "warning",
          "The description (under Claude Code, with its `when_to_use`, which Claude Code lists with it) says what "
          "the skill does but holds no trigger clause ('Use when …', 'whenever', 'if the user …', 'à utiliser "

@@ -8,6 +8,7 @@ the gate on accuracy. Then the findings the selected rules make, each on the lin
 """
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import time
 from collections import Counter
@@ -19,6 +20,7 @@ from tqdm.auto import tqdm
 
 from course_utils.audit.checks import (listing_findings, listing_section, shown_path, validation_findings,
                                        when_findings, when_section)
+from course_utils.audit.folders import Collection, collect, shadowed
 from course_utils.audit.lines import locate
 from course_utils.audit.pairs import embedding_pairs, lexical_pairs, pair_findings
 from course_utils.audit.queryfiles import QueryFile, load_query_file
@@ -40,7 +42,7 @@ from course_utils.audit.report import (
 from course_utils.audit.rules import RULES, SEVERITIES, matches
 from course_utils.evaluation.outcomes import Report
 from course_utils.skills.queries import LabelledQuery, QuerySetError
-from course_utils.skills.skill import Diagnostic, SkillLoader, discover, read_skill_folder, skill_file
+from course_utils.skills.skill import Diagnostic, SkillLoader
 
 RATE_COLUMNS = (("accuracy", "accuracy"), ("positive_accuracy", "must trigger"), ("none_accuracy", "must not"))
 SUMMARY_COUNT = 5
@@ -53,17 +55,30 @@ one the listing hides is chosen blind; a failed gate or a confusion seen twice i
 out is likely to be confused; a missing "when" or "Not for" is a guess."""
 
 
-def read_folder(root: Path, harness: str | None = None) -> tuple[SkillLoader, list[Diagnostic]]:
-    """The skills that pass the validator's rules as `harness` reads them (the Agent Skills spec's when None),
-    and every problem found.
+def read_folder(root: Path | Sequence[Path], harness: str | None = None
+                ) -> tuple[SkillLoader, list[Diagnostic], Collection]:
+    """The skills under `root` (one path or several) that pass the validator's rules as `harness` reads them
+    (the Agent Skills spec's when None), every problem found, and where they were found (`folders.collect`).
 
-    `root` holds skill folders, or is one skill folder (as `validate ./my-skill` takes it).
+    A path may be one skill folder (as `validate ./my-skill` takes it), a skills folder, or a repository
+    holding skills folders at any depth. Of two skills with one name the loader keeps the first; the
+    duplicate is returned by `duplicate_findings`, never dropped.
     """
-    if skill_file(root).is_file():
-        skill, diagnostics = read_skill_folder(root, strict=True, harness=harness)
-        return SkillLoader([skill] if skill else []), diagnostics
-    skills, diagnostics = discover(root, strict=True, harness=harness)
-    return SkillLoader(skills), diagnostics
+    paths = [Path(root)] if isinstance(root, (str, Path)) else [Path(p) for p in root]
+    found = collect(paths, harness)
+    return SkillLoader(found.skills), list(found.diagnostics), found
+
+
+def duplicate_findings(found: Collection, harness: str | None) -> list[Finding]:
+    """SK010 for each skill a file of the same name shadows: which file is kept, which is not, and by what rule."""
+    findings = []
+    for kept, lost, why in shadowed(found.skills, harness):
+        file, first = shown_path(lost.path, found.base), shown_path(kept.path, found.base)
+        findings.append(Finding("SK010", RULES["SK010"].severity,
+                                f"{file} is shadowed by {first}: both name the skill {lost.name!r}, and {why}",
+                                RULES["SK010"].fix, "validation", file,
+                                file=file, line=None, field="name"))
+    return findings
 
 
 def changed_skills(root: Path, since: str) -> set[str]:
@@ -238,30 +253,30 @@ def selected(findings: Sequence[Finding], select: Sequence[str] = (), ignore: Se
 
 
 def rank(finding: Finding) -> tuple[int, int, float]:
-    """The summary's order: by `RULE_ORDER`, then severity, then weight."""
+    """The order among findings: most severe first, then by `RULE_ORDER`, then weight."""
     order = min((i for prefix, i in RULE_ORDER.items() if finding.code.startswith(prefix)), default=len(RULE_ORDER))
-    return order, -SEVERITIES.index(finding.severity), -finding.weight
+    return -SEVERITIES.index(finding.severity), order, -finding.weight
 
 
 def summarise(findings: Sequence[Finding], count: int = SUMMARY_COUNT) -> tuple[Finding, ...]:
-    """The `count` most useful findings. Wording findings about many skills come as one finding each, so the
-    summary names the first of each rule on wording and listing, and every measured one."""
-    shown, seen = [], Counter()
+    """The `count` most useful findings: one per rule (its weightiest, carrying how many it stands for), the
+    most severe rules first, then those with the most findings, then by `RULE_ORDER`."""
+    by_code: dict[str, list[Finding]] = {}
     for finding in sorted(findings, key=rank):
-        if finding.code in ("SK101", "SK102", "SK201", "SK202", "SK009") and seen[finding.code]:
-            continue
-        seen[finding.code] += 1
-        shown.append(finding)
-    return tuple(shown[:count])
+        by_code.setdefault(finding.code, []).append(finding)
+    heads = [dataclasses.replace(group[0], count=len(group)) for group in by_code.values()]
+    heads.sort(key=lambda f: (rank(f)[0], -f.count, rank(f)[1:]))
+    return tuple(heads[:count])
 
 
-def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "claude-code",
+def run_audit(root: Path | Sequence[Path], *, queries_file: Path | None = None, harness: str = "claude-code",
               context_tokens: int | None = None, selectors: list[str] | None = None, k: int = 3,
               backend: str = "auto", client: Any = None, progress: bool = True, dev_file: Path | None = None,
               pairs: str = "embedding", select: Sequence[str] = (), ignore: Sequence[str] = (),
               min_accuracy: float | None = None, only: set[str] | None = None,
               query_skill: str | None = None, concurrency: int = 1) -> tuple[AuditReport, dict[str, bytes]]:
-    """Audit the skills under `root`; return the report and its figures (PNG bytes, by name).
+    """Audit the skills under `root` (one path or several, see `read_folder`); return the report and its figures
+    (PNG bytes, by name).
 
     `client` (else `make_client(backend)`, made only when an encoder or a model is needed) embeds and, with
     queries, decides. Without `selectors`, every selector runs: the gated hybrid only with `dev_file`.
@@ -279,9 +294,10 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
 
         client = make_client(backend)
     bar = tqdm(total=5, desc="audit", unit="step", disable=not progress)
-    loader, diagnostics = read_folder(root, harness)
-    problems = validation_findings(diagnostics, root)
-    invalid = len({f.file for f in problems if f.severity == "error"})
+    loader, diagnostics, found = read_folder(root, harness)
+    root = found.base
+    problems = validation_findings(diagnostics, root) + duplicate_findings(found, harness)
+    invalid = len({f.file for f in problems if f.severity == "error" and f.code != "SK010"})
     validation = ValidationSection(len(loader.skills), invalid, tuple(problems))
     bar.update()
     listing = listing_section(loader, harness, context_tokens)
@@ -317,7 +333,8 @@ def run_audit(root: Path, *, queries_file: Path | None = None, harness: str = "c
     findings.sort(key=lambda f: (-SEVERITIES.index(f.severity), f.code, f.file or "", f.message))
     report = AuditReport(str(root), harness, len(loader.skills), validation, listing, when, pair_section, trigger,
                          tuple(findings), summarise(findings), time.perf_counter() - started,
-                         tuple(sorted(only)) if only is not None else None, confusable_pairs(pair_section, trigger))
+                         tuple(sorted(only)) if only is not None else None, confusable_pairs(pair_section, trigger),
+                         found.folders)
     return report, figures
 
 

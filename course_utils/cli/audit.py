@@ -1,16 +1,18 @@
-"""`python -m course_utils audit SKILLS_DIR`: the command line over `course_utils.audit`.
+"""`python -m course_utils audit PATH…`: the command line over `course_utils.audit`.
 
 Exit status: 0 when no finding is at or above `--fail-on` (default error), 1 when one is, 2 when the audit
-could not run (a folder that is not one, a query file that cannot be read, a backend that cannot start, bad
-settings). `--explain CODE` prints a rule. Settings come from `[tool.skill-audit]` in the nearest
-pyproject.toml; the command line overrides them.
+could not run (a folder that is not one, no SKILL.md under any path, a query file that cannot be read, a
+backend that cannot start, bad settings). `--explain CODE` prints a rule. Settings come from
+`[tool.skill-audit]` in the nearest pyproject.toml; the command line overrides them.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
+from course_utils.audit.folders import has_skill
 from course_utils.audit.config import PAIRS, ConfigError, check, load_settings
 from course_utils.audit.render import FORMATS, render, render_html, render_json
 from course_utils.audit.rules import RULES, SEVERITIES, rule
@@ -27,25 +29,46 @@ def _refuse(message: str) -> int:
     return 2
 
 
+def _print(text: str) -> None:
+    """`text` on stdout; a reader that closed the pipe (`| head -1`) ends the output, with no traceback."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more reaches the closed pipe
+
+
 def _codes(text: str | None) -> tuple[str, ...] | None:
     return None if text is None else tuple(c.strip().upper() for c in text.split(",") if c.strip())
+
+
+def _paths_problem(paths: list[Path]) -> str | None:
+    """Why the audit cannot run on `paths` (one that is not a folder, or no SKILL.md under any), or None."""
+    for path in paths:
+        if not path.is_dir():
+            return (f"{path} is not a folder: give the folder that holds your skill folders "
+                    "(for Claude Code, ~/.claude/skills)")
+    if empty := next((path for path in paths if not has_skill([path])), None):
+        return (f"no SKILL.md under {empty}: give the folder that holds your skill folders "
+                "(for Claude Code, ~/.claude/skills), or a repository that holds them")
+    return None
 
 
 def audit(args: argparse.Namespace) -> int:
     """The `audit` command: see the module docstring for its exit status."""
     if args.explain:
         try:
-            print(rule(args.explain).explain())
+            _print(rule(args.explain).explain())
         except KeyError as err:
             return _refuse(err.args[0])
         return 0
-    if args.dir is None:
+    if not args.dir:
         return _refuse("give the folder that holds your skill folders (for Claude Code, ~/.claude/skills)")
-    if not args.dir.is_dir():
-        return _refuse(f"{args.dir} is not a folder: give the folder that holds your skill folders "
-                       "(for Claude Code, ~/.claude/skills)")
+    if problem := _paths_problem(args.dir):
+        return _refuse(problem)
+    first = args.dir[0]
     try:
-        settings = load_settings(args.dir, args.config).override(
+        settings = load_settings(first, args.config).override(
             select=_codes(args.select), ignore=_codes(args.ignore), fail_on=args.fail_on, harness=args.harness,
             pairs=args.pairs, min_accuracy=args.min_accuracy)
         check(settings, "the command line")
@@ -63,7 +86,7 @@ def audit(args: argparse.Namespace) -> int:
     only = None
     if args.changed:
         try:
-            only = changed_skills(args.dir, args.since)
+            only = set().union(*(changed_skills(path, args.since) for path in args.dir))
         except (RuntimeError, OSError) as err:
             return _refuse(str(err))
     client = None
@@ -81,7 +104,8 @@ def audit(args: argparse.Namespace) -> int:
             return _refuse(str(err))
     try:
         report, figures = run_audit(
-            args.dir, queries_file=args.queries, harness=settings.harness, context_tokens=args.context_tokens,
+            args.dir if len(args.dir) > 1 else first, queries_file=args.queries, harness=settings.harness,
+            context_tokens=args.context_tokens,
             selectors=names, k=args.k, client=client, dev_file=args.dev, pairs=settings.pairs,
             select=settings.select, ignore=settings.ignore, min_accuracy=settings.min_accuracy, only=only,
             query_skill=args.skill, progress=args.format == "text" and sys.stderr.isatty(),
@@ -93,7 +117,7 @@ def audit(args: argparse.Namespace) -> int:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(output + "\n", encoding="utf-8")
     else:
-        print(output)
+        _print(output)
     for path, text in ((args.json, lambda: render_json(report)), (args.html, lambda: render_html(report, figures))):
         if path:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -107,8 +131,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     command = sub.add_parser(
         "audit", help="audit a skills folder: validation, listing cut, when-clauses, confusable pairs, and with "
                       "--queries the trigger evaluation; rule codes, SARIF, exit 0/1/2")
-    command.add_argument("dir", type=Path, metavar="SKILLS_DIR", nargs="?",
-                         help="the folder that holds the skill folders (or one skill folder)")
+    command.add_argument("dir", type=Path, metavar="PATH", nargs="*",
+                         help="folders to audit: a skills folder, one skill folder, or a repository, searched for "
+                              "every SKILL.md (.claude/skills, plugins/*/skills, nested catalogs)")
     command.add_argument("--explain", metavar="CODE", help=f"print one rule and exit ({', '.join(RULES)})")
     command.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to report (SK1,SK201)")
     command.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes not to report")

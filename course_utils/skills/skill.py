@@ -290,6 +290,9 @@ def parse_skill(
     diagnostics: list[Diagnostic] = []
     if len(text) > MAX_FILE_BYTES:
         return None, [Diagnostic(path, None, f"is {len(text):,} characters; the limit is {MAX_FILE_BYTES:,}")]
+    if text.startswith("\ufeff") and harness == "spec":  # skills-ref reads the mark as text before the '---'
+        return None, [Diagnostic(path, None, "starts with a byte-order mark: the reference validator (skills-ref) "
+                                             "then finds no opening '---' and rejects the file")]
     if text.startswith("\ufeff"):
         text = text[1:]
         diagnostics.append(Diagnostic(path, None, "starts with a byte-order mark (removed)", "warning"))
