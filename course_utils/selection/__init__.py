@@ -9,5 +9,8 @@
   `cross_validate`, lessons 08 and 11).
 - `embeddings/`: texts to vectors, their cache and the index (`cosine_matrix`, `embed_texts`, `top_k`; lessons 07
   and 10).
+- `shortlist`, `lexical`, `scorer`: the selector the course ends with: a fused shortlist (`Shortlist`: two
+  encoders and BM25 over the whole SKILL.md), the model scoring each shortlisted skill by one token's
+  log-probability (`ScoringSelector`), and the rule that decides (`Rule`, `fit_on_dev`).
 - `faults`: what goes wrong on the model path, in one line a person can act on.
 """

@@ -105,6 +105,25 @@ def bench_hybrid(client, loader, queries: list[str], k: int = 3) -> dict[str, An
     return {"hybrid_k": k, "hybrid_decision_p50_s": round(statistics.median(seconds), 3)}
 
 
+def bench_scorer(client, loader, queries: list[str], k: int = 3) -> dict[str, Any]:
+    """`ScoringSelector` with the top `k`: a first pass computes (and saves) each shortlisted skill's question,
+    the catalog's preparation; the second pass is warm, each decision computing its request once per skill."""
+    from course_utils.selection.scorer import ScoringSelector
+
+    selector = ScoringSelector(client, loader, k=k)
+    start = time.perf_counter()
+    for query in queries:
+        selector(query)
+    prepared = {name for query in queries for name, _ in selector.shortlist.top(query, k)}
+    preparing = time.perf_counter() - start
+    decisions = []
+    seconds = time_decisions(lambda q: decisions.append(selector(q)), queries, f"scorer k={k}")
+    return {"scorer_k": k, "scorer_prepare_s_per_skill": round(preparing / max(1, len(prepared)), 3),
+            "scorer_decision_p50_s": round(statistics.median(seconds), 3),
+            "scorer_decision_mean_s": round(statistics.mean(seconds), 3),
+            "scorer_prompt_tokens_mean": round(statistics.mean(d.prompt_tokens for d in decisions), 1)}
+
+
 def embedding_workloads(loader, count: int = 1000) -> dict[str, list[str]]:
     """`bench`'s two sets of `count` descriptions, by field: the catalog's own descriptions repeated with a numbered
     suffix (`embed_1000_s`: few distinct words), and the first `count` of lesson 10's synthetic
@@ -198,6 +217,7 @@ def _run_bench(args: argparse.Namespace) -> int:
     results |= cold_decisions(root, args.model, queries)
     results |= bench_decisions(client, loader, queries)
     results |= bench_hybrid(client, loader, queries)
+    results |= bench_scorer(client, loader, queries)
     results |= bench_embeddings(client, loader)
     results["topk_10000_ms"] = round(topk_ms(), 3)  # random 512-d unit vectors: no model involved
     results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
@@ -227,6 +247,8 @@ ROWS = [
      ("decision_p50_s", "decision_p95_s"), "{:.2f} s"),
     ("hybrid decision p50, k = 3 (the instruction's prefix reused; the shortlist and the query computed)",
      ("hybrid_decision_p50_s",), "{:.1f} s"),
+    ("scorer decision p50 / mean, k = 3 (each skill's question restored; the request computed once per skill)",
+     ("scorer_decision_p50_s", "scorer_decision_mean_s"), "{:.1f} s"),
     ("1,000 descriptions embedded (USE, through the SDK)", ("embed_1000_s",), "{:.1f} s"),
     ("cosine + top 10 over 10,000 unit vectors, per query", ("topk_10000_ms",), "{:.1f} ms"),
     ("peak memory", ("peak_rss_mb",), "{:,} MB"),

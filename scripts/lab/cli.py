@@ -12,13 +12,14 @@ PROG = "python -m scripts.lab"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from scripts.lab import bench, fuzz, measure
+    from scripts.lab import bench, fuzz, measure, scorer
 
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     bench.register(sub)
     fuzz.register(sub)
     measure.register(sub)
+    scorer.register(sub)
     return parser
 
 

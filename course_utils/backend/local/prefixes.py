@@ -9,7 +9,7 @@ A saved file holds exactly the state ``LocalLLM._prefill`` leaves after the syst
 computed in the same batch, so a restored prefix decodes exactly as a computed one (``tests/test_determinism.py``
 checks it in fresh processes). The file name is a hash of everything that fixes those values: the model file's
 sha256, the llama.cpp build, the context size and the text. A prefix is saved the first time a process computes
-it; a short system message (a hybrid's shortlist) is not written (``MIN_PREFIX_CHARS``). The folder keeps the
+it; a system message of a line or two is not written (``MIN_PREFIX_CHARS``). The folder keeps the
 most recently used files within ``KEEP_BYTES``, each beside a record of its size and sha256: llama.cpp aborts
 the whole process on a truncated file, so a file that does not match its record is deleted, never restored.
 The folder is ``~/.cache/who-picks-the-skill/prefixes`` unless ``COURSE_PREFIX_DIR`` names another, and
@@ -33,8 +33,9 @@ KEEP_BYTES = 1 << 30
 SUFFIX = ".kv"
 STALE_PART_SECONDS = 3600
 """A half-written `.part` file this old was left by a process that died while saving: publishing removes it."""
-MIN_PREFIX_CHARS = 2000
-"""Shorter system messages (a hybrid's 3-skill shortlist) are one-offs: not worth a file."""
+MIN_PREFIX_CHARS = 200
+"""Shorter system messages compute in a few tokens: not worth a file. A scorer's question about one skill
+(`selection.scorer`, about 100 tokens) is above it: restoring it skips about a second of computing per skill."""
 
 
 def prefix_dir() -> Path | None:

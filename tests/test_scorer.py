@@ -1,0 +1,154 @@
+"""The model as a scorer: one answer token's log-probabilities read as P(yes) per shortlisted skill. No model here."""
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+from google.genai import types
+
+from course_utils.selection.scorer import Rule, Score, ScoringSelector, fit_on_dev, skill_instruction, yes_probability
+from course_utils.skills.skill import SkillLoader
+
+SKILLS = {"alpha": "Writes alpha reports.", "beta": "Checks beta invoices.", "gamma": "Plans gamma trips."}
+
+
+def answer(tops: dict[str, float] | None) -> types.GenerateContentResponse:
+    """A one-token answer with these top candidates (token → probability), or none at all."""
+    result = None if tops is None else types.LogprobsResult(top_candidates=[types.LogprobsResultTopCandidates(
+        candidates=[types.LogprobsResultCandidate(token=t, log_probability=math.log(p)) for t, p in tops.items()])])
+    return types.GenerateContentResponse(
+        candidates=[types.Candidate(content=types.Content(role="model", parts=[types.Part.from_text(text="yes")]),
+                                    logprobs_result=result)],
+        usage_metadata=types.GenerateContentResponseUsageMetadata(prompt_token_count=40))
+
+
+class FakeModels:
+    """Answers each skill's question with the probability of "yes" given for that skill; records requests."""
+
+    def __init__(self, p_yes: dict[str, float | None]) -> None:
+        self.p_yes, self.requests = p_yes, []
+
+    def generate_content(self, model: str, contents: list, config: types.GenerateContentConfig):
+        self.requests.append((config.system_instruction, contents))
+        name = next(n for n in SKILLS if f"Skill: {n}\n" in config.system_instruction)
+        p = self.p_yes[name]
+        return answer(None if p is None else {"yes": p, "no": 1 - p})
+
+
+class FakeShortlist:
+    """Ranks the skills in SKILLS order, whatever the query."""
+
+    names = list(SKILLS)
+
+    def top(self, query, k):
+        return [(name, 1.0 - i / 10) for i, name in enumerate(SKILLS)][:k]
+
+
+@pytest.fixture
+def loader(tmp_path) -> SkillLoader:
+    for name, description in SKILLS.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\nBody.\n")
+    return SkillLoader.from_root(tmp_path)
+
+
+def selector(loader, p_yes, **kwargs) -> tuple[ScoringSelector, FakeModels]:
+    models = FakeModels(p_yes)
+    return ScoringSelector(SimpleNamespace(models=models), loader, FakeShortlist(), **kwargs), models
+
+
+def test_yes_is_renormalised_over_yes_and_no_and_spellings_add_up():
+    assert yes_probability(answer({"yes": 0.3, "no": 0.1, "maybe": 0.6})) == pytest.approx(0.75)
+    assert yes_probability(answer({"Yes": 0.2, " yes": 0.2, "No": 0.4})) == pytest.approx(0.5)
+    assert yes_probability(answer({"maybe": 1.0})) is None
+    assert yes_probability(answer(None)) is None
+    assert yes_probability(types.GenerateContentResponse(candidates=[])) is None
+
+
+def test_the_most_probable_skill_is_picked_when_it_reaches_the_threshold(loader):
+    pick, _ = selector(loader, {"alpha": 0.4, "beta": 0.8, "gamma": 0.6})
+    decision = pick("any request")
+    assert decision.skill == "beta" and decision.pick_probability == pytest.approx(0.8)
+    assert decision.prompt_tokens == 120 and [name for name, _ in decision.top_k] == ["alpha", "beta", "gamma"]
+
+
+def test_below_the_threshold_no_skill_is_picked(loader):
+    pick, _ = selector(loader, {"alpha": 0.4, "beta": 0.45, "gamma": 0.1})
+    assert pick("any request").skill is None
+    assert selector(loader, {"alpha": 0.4, "beta": 0.45, "gamma": 0.1}, rule=Rule(0.42))[0]("q").skill == "beta"
+
+
+def test_a_best_skill_that_does_not_lead_the_runner_up_by_the_margin_is_no_pick():
+    close = [Score("alpha", 0.62, 0), Score("beta", 0.6, 0)]
+    assert Rule(0.5, margin=0.05).decide(close) is None
+    assert Rule(0.5, margin=0.0).decide(close) == "alpha"
+    assert Rule(0.5, margin=0.05).decide([Score("alpha", 0.7, 0), Score("beta", 0.6, 0)]) == "alpha"
+    assert Rule(0.5, margin=0.05).decide([Score("alpha", 0.7, 0)]) == "alpha"
+    assert Rule().decide([Score("alpha", None, 0)]) is None
+
+
+def test_the_rule_is_fitted_on_development_queries_closest_to_the_default_on_a_tie():
+    fits = ([Score("alpha", 0.8, 0), Score("beta", 0.3, 0)], "alpha")
+    near_miss = ([Score("alpha", 0.82, 0), Score("beta", 0.8, 0)], None)
+    assert fit_on_dev([fits, near_miss]) == Rule(0.5, 0.025)
+    assert fit_on_dev([fits]) == Rule(0.5, 0.0)
+    weak = ([Score("alpha", 0.57, 0), Score("beta", 0.2, 0)], None)
+    assert fit_on_dev([fits, weak]) == Rule(0.6, 0.0)
+
+
+def test_a_tie_keeps_the_nearer_skill_and_only_k_are_asked(loader):
+    pick, models = selector(loader, {"alpha": 0.7, "beta": 0.7, "gamma": 0.9}, k=2)
+    assert pick("any request").skill == "alpha"
+    assert len(models.requests) == 2
+
+
+def test_no_log_probabilities_is_an_error_not_a_silent_none(loader):
+    decision = selector(loader, {"alpha": None, "beta": None, "gamma": None})[0]("any request")
+    assert decision.skill is None and "log-probabilities" in decision.error
+
+
+def test_each_skill_s_prompt_prefix_is_the_same_for_every_request(loader):
+    pick, models = selector(loader, {"alpha": 0.1, "beta": 0.1, "gamma": 0.1})
+    pick("first request")
+    pick("second request")
+    firsts, seconds = models.requests[:3], models.requests[3:]
+    assert [system for system, _ in firsts] == [system for system, _ in seconds]
+    assert firsts[0][0] == skill_instruction(loader.skills["alpha"])
+    assert "first request" in firsts[0][1][0].parts[0].text and "first request" not in firsts[0][0]
+
+
+def test_k_below_one_is_refused(loader):
+    with pytest.raises(ValueError, match="at least 1"):
+        selector(loader, {}, k=0)
+
+
+def test_each_skill_s_question_is_long_enough_for_the_local_backend_to_save_its_prefix():
+    from pathlib import Path
+
+    from course_utils.backend.local.prefixes import MIN_PREFIX_CHARS
+
+    root = Path(__file__).resolve().parents[1] / "skills"
+    for catalog in ("workplace", "mattpocock", "wshobson"):
+        short = [s.name for s in SkillLoader.from_root(root / catalog).skills.values()
+                 if len(skill_instruction(s)) < MIN_PREFIX_CHARS]
+        assert short == [], f"{catalog}: computed again at every decision: {short}"
+
+
+def test_fitting_on_dev_keeps_the_rule_and_reads_a_skill_the_model_may_not_choose_as_none(loader):
+    from course_utils.skills.queries import LabelledQuery
+
+    pick, _ = selector(loader, {"alpha": 0.8, "beta": 0.6, "gamma": 0.3})
+    queries = [LabelledQuery("q1", "alpha", "positive", "en"), LabelledQuery("q2", "deploy", "positive", "en")]
+    assert pick.fit(queries) == Rule(0.5, 0.0) and pick.rule == Rule(0.5, 0.0)
+    pick, _ = selector(loader, {"alpha": 0.62, "beta": 0.6, "gamma": 0.3})
+    assert pick.fit([LabelledQuery("q", None, "near-miss", "en")]) == Rule(0.65, 0.0)
+
+
+def test_the_shortlist_s_first_skill_as_the_candidate():
+    ranked = [Score("alpha", 0.7, 0), Score("beta", 0.76, 0), Score("gamma", 0.2, 0)]
+    assert Rule(0.5).decide(ranked) == "beta"
+    assert Rule(0.5, first=True).decide(ranked) is None  # alpha trails beta: a negative lead
+    assert Rule(0.5, margin=-0.1, first=True).decide(ranked) == "alpha"
+    fits = ([Score("alpha", 0.7, 0), Score("beta", 0.76, 0)], "alpha")
+    assert fit_on_dev([fits]) == Rule(0.5, -1.0, first=True)  # the most probable, beta, is wrong
