@@ -14,16 +14,14 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import yaml
+from google.genai import types
 
 from course_utils.skills import harnesses
 from course_utils.skills import safeyaml
 from course_utils.skills.text import shorten
-
-if TYPE_CHECKING:  # imported where a declaration is built: reading a folder of skills needs no google.genai (1.6 s)
-    from google.genai import types
 
 SKILL_FILE = "SKILL.md"
 SKILL_FILES = (SKILL_FILE, "skill.md")
@@ -418,8 +416,6 @@ DECLINE = {False: "do not call {function}: answer directly",
 def load_declaration(function: str, about: str, names: list[str] | None = None) -> types.FunctionDeclaration:
     """The declaration of a tool that loads a skill by `name`: `about` describes the parameter, `names` (when given)
     is its enum."""
-    from google.genai import types
-
     return types.FunctionDeclaration(
         name=function,
         description="Load a skill's full instructions by name. The skills are listed in <available-skills>.",
@@ -486,8 +482,6 @@ class SkillLoader:
 
     def tool(self, function: str = "load_skill") -> types.Tool:
         """The load tool wrapped as a `types.Tool`, ready for `GenerateContentConfig(tools=[…])`."""
-        from google.genai import types
-
         return types.Tool(function_declarations=[self.function_declaration(function)])
 
     def load_skill(self, name: str) -> str:
