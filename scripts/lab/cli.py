@@ -12,7 +12,7 @@ PROG = "python -m scripts.lab"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from scripts.lab import bench, fuzz, measure, scorer
+    from scripts.lab import bench, fuzz, measure, scorer, written
 
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.register(sub)
     measure.register(sub)
     scorer.register(sub)
+    written.register(sub)
     return parser
 
 
