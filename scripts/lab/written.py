@@ -1,7 +1,7 @@
 """`scorer-written`: the scorer's rule fitted on requests the model writes, with no labelled query.
 
 For each catalog the model writes requests for (a sample of) its skills (`course_utils.selection.requests`, kept in
-`data/measured/requests/`); each is scored with the catalog whole and without its skill, one JSON line per request
+`docs/lab/records/requests/`); each is scored with the catalog whole and without its skill, one JSON line per request
 in `docs/lab/records/scorer_written.jsonl` (resumable). `--report` fits the rule on each catalog's written requests
 and judges it on that catalog's dev queries (`scorer-dev`'s record), beside similarity, the rule fitted on the two
 other catalogs' dev queries, and the rule fitted on the catalog's own dev queries.
@@ -16,7 +16,7 @@ from typing import Any
 from scripts.lab.scorer import DEV_SETS, RECORD, REPO, read_record
 
 WRITTEN_RECORD = REPO / "docs" / "lab" / "records" / "scorer_written.jsonl"
-REQUESTS = REPO / "data" / "measured" / "requests"
+REQUESTS = REPO / "docs" / "lab" / "records" / "requests"
 
 
 def pairs(scores: list[Any]) -> dict[str, Any]:
@@ -41,9 +41,37 @@ def run_catalog(client: Any, catalog: str, out: Any, done: set[str]) -> None:
     for query in tqdm([q for q in written.labelled() if q.query not in done], desc=catalog, unit="request"):
         whole, without = selector.with_and_without(query.query, query.expected)
         line = {"catalog": catalog, "skill": query.expected, "query": query.query, "lang": query.lang,
-                "whole": pairs(whole), "without": pairs(without)}
+                "fused": selector.shortlist.top(query.query, selector.k + 1), "whole": pairs(whole),
+                "without": pairs(without)}
         out.write(json.dumps(line, ensure_ascii=False) + "\n")
         out.flush()
+
+
+def as_dev_lines(line: dict[str, Any]) -> list[dict[str, Any]]:
+    """A written request's two examples in `scorer-dev`'s line shape: with its skill (expected) and without (none)."""
+    fused = dict(map(tuple, line["fused"]))
+    return [{"top": [[n, fused[n]] for n in part["top"]], "p_yes": part["p_yes"], "tok_each": part["tokens"],
+             "gold": gold} for part, gold in ((line["whole"], line["skill"]), (line["without"], None))]
+
+
+def logistic_transfer(train: list[dict[str, Any]], test: list[dict[str, Any]]) -> tuple[list[str | None], float]:
+    """A logistic P(the best skill is right) fitted on `train`, deciding `test`; and its ECE on `test`."""
+    import numpy as np
+
+    from course_utils.evaluation.gating import fit_logistic
+    from scripts.lab.scorer_report import expected_calibration_error, features
+
+    def xy(lines: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        found = [features(x) for x in lines]
+        best = [b for _, b in found]
+        y = np.array([b == x["gold"] and x["gold"] is not None for b, x in zip(best, lines)], dtype=float)
+        return np.array([f for f, _ in found]), y, best
+
+    x, y, _ = xy(train)
+    w = fit_logistic(x, y)
+    x, y, best = xy(test)
+    probability = 1 / (1 + np.exp(-(w[0] + x @ w[1:])))
+    return [b if p >= 0.5 else None for b, p in zip(best, probability)], expected_calibration_error(probability, y)
 
 
 def report(written: list[dict[str, Any]], dev: list[dict[str, Any]]) -> str:
@@ -72,6 +100,12 @@ def report(written: list[dict[str, Any]], dev: list[dict[str, Any]]) -> str:
                 row(f"{catalog} dev: the rule fitted on the other catalogs' dev ({transfer})", mine,
                     [transfer.decide(scores(x)) for x in mine], base),
                 row(f"{catalog} dev: the rule fitted on its own dev (5-fold CV)", mine, rule_cv(mine), base)]
+        examples_as_lines = [x for line in lines for x in as_dev_lines(line)]
+        picks, ece = logistic_transfer(examples_as_lines, mine)
+        out.append(row(f"{catalog} dev: logistic fitted on written requests (ECE {ece:.3f})", mine, picks, base))
+        picks, ece = logistic_transfer(others, mine)
+        out.append(row(f"{catalog} dev: logistic fitted on the other catalogs' dev (ECE {ece:.3f})", mine, picks,
+                       base))
     return "\n".join(out)
 
 
