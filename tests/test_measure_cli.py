@@ -49,12 +49,13 @@ def commands(parser) -> set[str]:
 
 
 def test_the_development_commands_are_the_labs_not_the_learners():
-    """`python -m course_utils --help` lists the learner's commands; bench, fuzz, measure, scorer-dev, scorer-written: the lab's."""
+    """`python -m course_utils --help` lists the learner's commands; bench, fuzz, measure, the scorer's: the lab's."""
     from course_utils.cli.main import build_parser as learner
 
     assert commands(learner()) == {"validate", "catalog", "run-notebooks", "eval-trigger", "models", "audit",
                                    "who-picks"}
-    assert commands(build_parser()) == {"bench", "fuzz", "measure", "scorer-dev", "scorer-written"}
+    assert commands(build_parser()) == {"bench", "fuzz", "measure", "scorer-dev", "scorer-options",
+                                           "scorer-written"}
 
 
 def test_measure_bakery_sends_dev_records_to_the_lab_and_test_records_to_the_lessons():

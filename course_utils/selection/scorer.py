@@ -19,7 +19,6 @@ from tqdm.auto import tqdm
 
 from course_utils.backend.client import GENERATION_MODEL
 from course_utils.selection.pick import Decision
-from course_utils.selection.requests import WrittenRequests
 from course_utils.selection.shortlist import Shortlist
 from course_utils.skills.queries import LabelledQuery
 from course_utils.skills.skill import Skill, SkillLoader
@@ -146,30 +145,11 @@ class ScoringSelector:
         names = [name for name, _ in self.shortlist.top(query, self.k)]
         return [score_skill(self.client, self.loader.skills[name], query, self.model) for name in names]
 
-    def with_and_without(self, query: str, skill: str) -> tuple[list[Score], list[Score]]:
-        """The shortlist's scores for `query` with the catalog whole, and without `skill`: k + 1 skills ranked once,
-        each asked once."""
-        names = [name for name, _ in self.shortlist.top(query, self.k + 1)]
-        whole, without = names[:self.k], [name for name in names if name != skill][:self.k]
-        asked = {name: score_skill(self.client, self.loader.skills[name], query, self.model)
-                 for name in dict.fromkeys(whole + without)}
-        return [asked[n] for n in whole], [asked[n] for n in without]
-
     def fit(self, queries: Sequence[LabelledQuery]) -> Rule:
         """Fit the rule on labelled development queries (`fit_on_dev`) and keep it. A query expecting a skill the
         model may not choose expects none, as the harness decides."""
         scored = [(self.scores(q.query), q.expected if q.expected in self.shortlist.names else None)
                   for q in tqdm(queries, desc="scoring dev queries", unit="query", leave=False)]
-        self.rule = fit_on_dev(scored)
-        return self.rule
-
-    def fit_written(self, written: WrittenRequests) -> Rule:
-        """Fit the rule with no labelled query: each request the model wrote for a skill is asked of the catalog
-        (expecting that skill) and of the catalog without it (expecting none, a near-miss of its neighbours)."""
-        scored = []
-        for query in tqdm(written.labelled(), desc="scoring written requests", unit="request", leave=False):
-            whole, without = self.with_and_without(query.query, query.expected)
-            scored += [(whole, query.expected), (without, None)]
         self.rule = fit_on_dev(scored)
         return self.rule
 

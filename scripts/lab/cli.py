@@ -12,13 +12,14 @@ PROG = "python -m scripts.lab"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from scripts.lab import bench, fuzz, measure, scorer, written
+    from scripts.lab import bench, fuzz, measure, options, scorer, written
 
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     bench.register(sub)
     fuzz.register(sub)
     measure.register(sub)
+    options.register(sub)
     scorer.register(sub)
     written.register(sub)
     return parser

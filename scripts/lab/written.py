@@ -1,6 +1,6 @@
 """`scorer-written`: the scorer's rule fitted on requests the model writes, with no labelled query.
 
-For each catalog the model writes requests for (a sample of) its skills (`course_utils.selection.requests`, kept in
+For each catalog the model writes requests for (a sample of) its skills (`scripts.lab.written_requests`, kept in
 `docs/lab/records/requests/`); each is scored with the catalog whole and without its skill, one JSON line per request
 in `docs/lab/records/scorer_written.jsonl` (resumable). `--report` fits the rule on each catalog's written requests
 and judges it on that catalog's dev queries (`scorer-dev`'s record), beside similarity, the rule fitted on the two
@@ -28,7 +28,7 @@ def run_catalog(client: Any, catalog: str, out: Any, done: set[str]) -> None:
     """Write (or read back) `catalog`'s requests, and score each one not yet in the record."""
     from tqdm.auto import tqdm
 
-    from course_utils.selection.requests import prepare
+    from scripts.lab.written_requests import prepare, with_and_without
     from course_utils.selection.scorer import ScoringSelector
     from course_utils.selection.shortlist import model_invocable
     from course_utils.skills.skill import SkillLoader
@@ -39,7 +39,7 @@ def run_catalog(client: Any, catalog: str, out: Any, done: set[str]) -> None:
         print(f"{catalog}: no request written for {name}: {problem}")
     selector = ScoringSelector(client, loader)
     for query in tqdm([q for q in written.labelled() if q.query not in done], desc=catalog, unit="request"):
-        whole, without = selector.with_and_without(query.query, query.expected)
+        whole, without = with_and_without(selector, query.query, query.expected)
         line = {"catalog": catalog, "skill": query.expected, "query": query.query, "lang": query.lang,
                 "fused": selector.shortlist.top(query.query, selector.k + 1), "whole": pairs(whole),
                 "without": pairs(without)}

@@ -8,8 +8,9 @@ from types import SimpleNamespace
 import pytest
 from google.genai import types
 
-from course_utils.selection import requests
-from course_utils.selection.requests import WrittenRequests, parse_numbered, prepare, sampled
+from scripts.lab import written_requests as requests
+from scripts.lab.written_requests import (WrittenRequests, fit_written, parse_numbered, prepare, sampled,
+                                        with_and_without)
 from course_utils.selection.scorer import ScoringSelector
 from course_utils.skills.skill import SkillLoader
 
@@ -123,17 +124,17 @@ def test_the_rule_fitted_on_written_requests_separates_them_from_their_near_miss
     scorer = Scorer()
     pick = ScoringSelector(SimpleNamespace(models=scorer), loader, Shortlist(), k=2)
     written = WrittenRequests("k", "m", {"alpha": ["a request for alpha"], "beta": ["a request for beta"]})
-    rule = pick.fit_written(written)
+    rule = fit_written(pick, written)
     assert pick.rule == rule and rule.threshold > 0.55
     assert rule.decide(pick.scores("a request for alpha")) == "alpha"
-    assert rule.decide(pick.with_and_without("a request for alpha", "alpha")[1]) is None
+    assert rule.decide(with_and_without(pick, "a request for alpha", "alpha")[1]) is None
     assert len(scorer.asked) == 3 + 3 + 2 + 3  # k + 1 skills once per written request, then the two checks
 
 
 def test_a_written_request_whose_skill_is_not_shortlisted_asks_its_shortlist_once(loader):
     scorer = Scorer()
     pick = ScoringSelector(SimpleNamespace(models=scorer), loader, Shortlist(), k=1)
-    whole, without = pick.with_and_without("a request for gamma", "gamma")
+    whole, without = with_and_without(pick, "a request for gamma", "gamma")
     assert [s.skill for s in whole] == [s.skill for s in without] == ["alpha"] and len(scorer.asked) == 1
 
 
