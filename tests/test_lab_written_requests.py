@@ -125,8 +125,8 @@ def test_the_rule_fitted_on_written_requests_separates_them_from_their_near_miss
     pick = ScoringSelector(SimpleNamespace(models=scorer), loader, Shortlist(), k=2)
     written = WrittenRequests("k", "m", {"alpha": ["a request for alpha"], "beta": ["a request for beta"]})
     rule = fit_written(pick, written)
-    assert pick.rule == rule and rule.threshold > 0.55
-    assert rule.decide(pick.scores("a request for alpha")) == "alpha"
+    assert rule.threshold > 0.55
+    assert rule.decide(pick.shortlisted("a request for alpha")[0]) == "alpha"
     assert rule.decide(with_and_without(pick, "a request for alpha", "alpha")[1]) is None
     assert len(scorer.asked) == 3 + 3 + 2 + 3  # k + 1 skills once per written request, then the two checks
 

@@ -7,7 +7,10 @@ from types import SimpleNamespace
 import pytest
 from google.genai import types
 
-from course_utils.selection.scorer import Rule, Score, ScoringSelector, fit_on_dev, skill_instruction, yes_probability
+from course_utils.evaluation.gating import GateError
+from course_utils.evaluation.scoring import fit_decider, fit_on_dev
+from course_utils.selection.scorer import (Decider, Score, ScoringSelector, decision_features, skill_instruction,
+                                          yes_probability)
 from course_utils.skills.skill import SkillLoader
 
 SKILLS = {"alpha": "Writes alpha reports.", "beta": "Checks beta invoices.", "gamma": "Plans gamma trips."}
@@ -66,43 +69,6 @@ def test_yes_is_renormalised_over_yes_and_no_and_spellings_add_up():
     assert yes_probability(types.GenerateContentResponse(candidates=[])) is None
 
 
-def test_the_most_probable_skill_is_picked_when_it_reaches_the_threshold(loader):
-    pick, _ = selector(loader, {"alpha": 0.4, "beta": 0.8, "gamma": 0.6}, rule=Rule())
-    decision = pick("any request")
-    assert decision.skill == "beta" and decision.pick_probability == pytest.approx(0.8)
-    assert decision.prompt_tokens == 120 and [name for name, _ in decision.top_k] == ["alpha", "beta", "gamma"]
-
-
-def test_below_the_threshold_no_skill_is_picked(loader):
-    pick, _ = selector(loader, {"alpha": 0.4, "beta": 0.45, "gamma": 0.1}, rule=Rule())
-    assert pick("any request").skill is None
-    assert selector(loader, {"alpha": 0.4, "beta": 0.45, "gamma": 0.1}, rule=Rule(0.42))[0]("q").skill == "beta"
-
-
-def test_a_best_skill_that_does_not_lead_the_runner_up_by_the_margin_is_no_pick():
-    close = [Score("alpha", 0.62, 0), Score("beta", 0.6, 0)]
-    assert Rule(0.5, margin=0.05).decide(close) is None
-    assert Rule(0.5, margin=0.0).decide(close) == "alpha"
-    assert Rule(0.5, margin=0.05).decide([Score("alpha", 0.7, 0), Score("beta", 0.6, 0)]) == "alpha"
-    assert Rule(0.5, margin=0.05).decide([Score("alpha", 0.7, 0)]) == "alpha"
-    assert Rule().decide([Score("alpha", None, 0)]) is None
-
-
-def test_the_rule_is_fitted_on_development_queries_closest_to_the_default_on_a_tie():
-    fits = ([Score("alpha", 0.8, 0), Score("beta", 0.3, 0)], "alpha")
-    near_miss = ([Score("alpha", 0.82, 0), Score("beta", 0.8, 0)], None)
-    assert fit_on_dev([fits, near_miss]) == Rule(0.5, 0.025)
-    assert fit_on_dev([fits]) == Rule(0.5, 0.0)
-    weak = ([Score("alpha", 0.57, 0), Score("beta", 0.2, 0)], None)
-    assert fit_on_dev([fits, weak]) == Rule(0.6, 0.0)
-
-
-def test_a_tie_keeps_the_nearer_skill_and_only_k_are_asked(loader):
-    pick, models = selector(loader, {"alpha": 0.7, "beta": 0.7, "gamma": 0.9}, k=2, rule=Rule())
-    assert pick("any request").skill == "alpha"
-    assert len(models.requests) == 2
-
-
 def test_no_log_probabilities_is_an_error_not_a_silent_none(loader):
     decision = selector(loader, {"alpha": None, "beta": None, "gamma": None})[0]("any request")
     assert decision.skill is None and "log-probabilities" in decision.error
@@ -135,20 +101,47 @@ def test_each_skill_s_question_is_long_enough_for_the_local_backend_to_save_its_
         assert short == [], f"{catalog}: computed again at every decision: {short}"
 
 
-def test_fitting_on_dev_keeps_the_rule_and_reads_a_skill_the_model_may_not_choose_as_none(loader):
+def test_the_decision_reads_the_model_s_scores_and_the_ranking_s():
+    scores = [Score("alpha", 0.6, 0), Score("beta", 0.8, 0), Score("gamma", None, 0)]
+    features, best = decision_features(scores, [3.0, 1.0, 0.5])
+    assert best == "beta" and features == pytest.approx([0.8, 0.2, 3.0, 2.0, 0.0])
+    assert decision_features([Score("alpha", 0.7, 0)], [2.0]) == ([0.7, 0.7, 2.0, 2.0, 1.0], "alpha")
+    assert decision_features([Score("alpha", None, 0)], [2.0]) is None
+
+
+SURE = Decider((-5.0, 10.0, 0.0, 0.0, 0.0, 0.0))
+"""P(right) = sigmoid(10 · best P(yes) − 5): a pick from P(yes) 0.5 up."""
+
+
+def test_the_most_probable_skill_is_picked_when_the_decision_says_it_is_more_likely_right(loader):
+    pick, models = selector(loader, {"alpha": 0.4, "beta": 0.8, "gamma": 0.6}, decider=SURE)
+    decision = pick("any request")
+    assert decision.skill == "beta" and decision.pick_probability == pytest.approx(1 / (1 + math.exp(-3)))
+    assert [name for name, _ in decision.top_k] == ["alpha", "beta", "gamma"] and decision.score == 0.8
+    assert selector(loader, {"alpha": 0.4, "beta": 0.45, "gamma": 0.1}, decider=SURE)[0]("q").skill is None
+
+
+def test_a_tie_keeps_the_nearer_skill_and_only_k_are_asked(loader):
+    pick, models = selector(loader, {"alpha": 0.7, "beta": 0.7, "gamma": 0.9}, k=2, decider=SURE)
+    assert pick("any request").skill == "alpha"
+    assert len(models.requests) == 2
+
+
+def test_fitting_on_dev_keeps_the_decision_and_needs_right_and_wrong_picks(loader):
     from course_utils.skills.queries import LabelledQuery
 
     pick, _ = selector(loader, {"alpha": 0.8, "beta": 0.6, "gamma": 0.3})
-    queries = [LabelledQuery("q1", "alpha", "positive", "en"), LabelledQuery("q2", "deploy", "positive", "en")]
-    assert pick.fit(queries) == Rule(0.5, 0.0) and pick.rule == Rule(0.5, 0.0)
-    pick, _ = selector(loader, {"alpha": 0.62, "beta": 0.6, "gamma": 0.3})
-    assert pick.fit([LabelledQuery("q", None, "near-miss", "en")]) == Rule(0.65, 0.0)
+    queries = [LabelledQuery("q1", "alpha", "positive", "en"), LabelledQuery("q2", "deploy", "positive", "en"),
+               LabelledQuery("q3", None, "near-miss", "en"), LabelledQuery("q4", "alpha", "positive", "en")]
+    decider = fit_on_dev(pick, queries)
+    assert pick.decider == decider and len(decider.weights) == 6
+    with pytest.raises(GateError, match="right and others whose pick is wrong"):
+        fit_on_dev(pick, [LabelledQuery("q1", "alpha", "positive", "en")])
 
 
-def test_the_shortlist_s_first_skill_as_the_candidate():
-    ranked = [Score("alpha", 0.7, 0), Score("beta", 0.76, 0), Score("gamma", 0.2, 0)]
-    assert Rule(0.5).decide(ranked) == "beta"
-    assert Rule(0.5, first=True).decide(ranked) is None  # alpha trails beta: a negative lead
-    assert Rule(0.5, margin=-0.1, first=True).decide(ranked) == "alpha"
-    fits = ([Score("alpha", 0.7, 0), Score("beta", 0.76, 0)], "alpha")
-    assert fit_on_dev([fits]) == Rule(0.5, -1.0, first=True)  # the most probable, beta, is wrong
+def test_the_fitted_decision_separates_right_picks_from_wrong_ones():
+    right = [([Score("alpha", 0.9 - i / 100, 0), Score("beta", 0.3, 0)], [3.0, 1.0], "alpha") for i in range(5)]
+    wrong = [([Score("alpha", 0.5 + i / 100, 0), Score("beta", 0.45, 0)], [1.0, 0.9], None) for i in range(5)]
+    decider = fit_decider(right + wrong)
+    assert all(decider.decide(s, f) == "alpha" for s, f, _ in right)
+    assert all(decider.decide(s, f) is None for s, f, _ in wrong)

@@ -33,14 +33,28 @@ def test_the_table_counts_each_decision_against_similarity():
     assert "+6 −0, p = 0.0312" in table
 
 
-def test_the_course_rule_is_the_one_its_dev_record_fits():
+def dev_record() -> list[dict]:
     import json
     from pathlib import Path
-
-    from course_utils.selection.scorer import COURSE_RULE, fit_on_dev
-    from scripts.lab.scorer_report import scores
 
     record = Path(__file__).resolve().parents[1] / "docs" / "lab" / "records" / "scorer_dev.jsonl"
     lines = with_gold([json.loads(text) for text in record.read_text(encoding="utf-8").splitlines()])
     assert {line["catalog"] for line in lines} == {"workplace", "mattpocock", "wshobson"}
-    assert fit_on_dev([(scores(line), line["gold"]) for line in lines]) == COURSE_RULE
+    return lines
+
+
+def test_the_course_rule_is_the_one_its_dev_record_fits():
+    from scripts.lab.rules import COURSE_RULE, fit_on_dev
+    from scripts.lab.scorer_report import scores
+
+    assert fit_on_dev([(scores(line), line["gold"]) for line in dev_record()]) == COURSE_RULE
+
+
+def test_the_course_decision_is_the_one_its_dev_record_fits():
+    from course_utils.evaluation.scoring import fit_decider
+    from course_utils.selection.scorer import COURSE_DECIDER
+    from scripts.lab.scorer_report import scores
+
+    lines = dev_record()
+    fitted = fit_decider([(scores(x), [fused for _, fused in x["top"]], x["gold"]) for x in lines])
+    assert fitted == COURSE_DECIDER

@@ -97,10 +97,8 @@ def test_the_scorer_is_fitted_on_dev_queries_when_there_are_some(monkeypatch):
         def __init__(self, client, loader, k):
             self.k = k
 
-        def fit(self, queries):
-            fitted.append(list(queries))
-
     monkeypatch.setattr(selectors.scorer, "ScoringSelector", Scorer)
+    monkeypatch.setattr(selectors.scoring, "fit_on_dev", lambda selector, queries: fitted.append(list(queries)))
     made = dict(client=None, loader=None, names=("scored",), k=3, threshold=None, temperature=None, runs=1)
     assert REGISTRY["scored"].build(selectors.Ingredients(**made)).k == 3 and fitted == []
     dev = (LabelledQuery("q", None, "off-topic", "en"),)

@@ -5,7 +5,8 @@
 - `stats`: Wilson intervals and exact McNemar tests (`Rate`, `mcnemar_exact`, `SIGNIFICANCE`; every lesson from 04).
 - `bakery_eval`: the bakery agent on many requests, each run checked by code (`check_run`, `load_requests`,
   `summarize`, `read_record`; lessons 03 and 04).
-- `gating`: the gated hybrid, fitted on dev outcomes (lesson 13). `who_picks`: lesson 13's comparison and its
+- `gating`: the gated hybrid, fitted on dev outcomes (lesson 13). `scoring`: the scorer's decision fitted on
+  labelled queries (`fit_decider`, `fit_on_dev`). `who_picks`: lesson 13's comparison and its
   record (`answer`, `standing`, `read_record`, `LABELS`, `course_finding`; lessons 00, 09, 10, 13).
 - `selectors`: every selector an evaluation can run, registered once (`REGISTRY`, `Entry`, `register`; the
   `recommended` alias). `trigger`: the trigger evaluation the command line's `eval-trigger`, `audit` and

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from course_utils.evaluation import gating
+from course_utils.evaluation import gating, scoring
 from course_utils.selection import abstain, pick, scorer
 from course_utils.skills.queries import LabelledQuery
 from course_utils.skills.skill import SkillLoader
@@ -99,7 +99,7 @@ def _gated(made: Ingredients) -> Selector:
 def _scored(made: Ingredients) -> Selector:
     selector = scorer.ScoringSelector(made.client, made.loader, k=made.k)
     if made.dev:
-        selector.fit(made.dev)
+        scoring.fit_on_dev(selector, made.dev)
     return selector
 
 
@@ -121,7 +121,7 @@ register(Entry("hybrid", "the hybrid", "the top k by similarity, then the model 
 register(Entry("gated", "the gated hybrid", "the hybrid with a gate fitted on --dev; lesson 13",
                _gated, model=True, encoder=True, dev="its gate", reports=("k", "gate")))
 register(Entry("scored", "the model as a scorer",
-               "a fused shortlist of k, the model's P(yes) for each, the course's rule or one fitted on --dev",
+               "a fused shortlist of k, the model's P(yes) for each, the course's decision or one fitted on --dev",
                _scored, model=True, encoder=True, reports=("k",), compared=False))
 
 

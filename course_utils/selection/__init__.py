@@ -11,6 +11,7 @@
   and 10).
 - `shortlist`, `lexical`, `scorer`: the selector the course ends with: a fused shortlist (`Shortlist`: two
   encoders and BM25 over the whole SKILL.md), the model scoring each shortlisted skill by one token's
-  log-probability (`ScoringSelector`), and the rule that decides (`Rule`, `fit_on_dev`).
+  log-probability (`ScoringSelector`), and the logistic that decides (`Decider`, `COURSE_DECIDER`; fitted on
+  labelled queries by `evaluation.scoring`).
 - `faults`: what goes wrong on the model path, in one line a person can act on.
 """

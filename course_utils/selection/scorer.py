@@ -1,10 +1,11 @@
 """The model as a scorer: a fused ranking shortlists (`selection.shortlist`), the model answers "yes" or "no"
-for each shortlisted skill, and the probability of "yes" decides.
+for each shortlisted skill, and a logistic over those probabilities and the ranking's scores decides.
 
 Asked to write a call, a small model offered a tool nearly always calls one. Asked whether one skill fits, it
 answers with one token, and the log-probabilities of that token (Gemini's `response_logprobs`) say how sure it
-is. Each shortlisted skill gets its own probability; the best one is picked if it reaches the threshold, else
-no skill is. No text is sampled beyond the one token.
+is. Each shortlisted skill gets its own probability; the most probable one is picked when a logistic fitted on
+labelled queries (`Decider`) says it is more likely right than wrong, else no skill is. No text is sampled beyond
+the one token.
 """
 from __future__ import annotations
 
@@ -15,12 +16,10 @@ from dataclasses import dataclass
 
 from google import genai
 from google.genai import types
-from tqdm.auto import tqdm
 
 from course_utils.backend.client import GENERATION_MODEL
 from course_utils.selection.pick import Decision
 from course_utils.selection.shortlist import Shortlist
-from course_utils.skills.queries import LabelledQuery
 from course_utils.skills.skill import Skill, SkillLoader
 
 SCORER_INSTRUCTION = ("You decide whether one skill should handle a user's request. A skill fits only when its "
@@ -29,16 +28,6 @@ SCORER_INSTRUCTION = ("You decide whether one skill should handle a user's reque
 
 TOP_CANDIDATES = 20
 """Alternatives asked for at the answer token: Gemini's maximum, enough to hold both "yes" and "no"."""
-
-DEFAULT_THRESHOLD = 0.5
-"""With nothing fitted: pick when the model thinks "yes" more likely than "no"."""
-
-THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75)
-MARGINS = (-1.0, -0.05, 0.0, 0.025, 0.05, 0.075, 0.1)
-"""The grid `fit_on_dev` searches, with both ways of choosing the candidate (`Rule.first`): the candidate's P(yes),
-and its lead over the best other one (a negative margin lets the shortlist's first skill trail another; -1 ignores
-the others)."""
-
 
 def skill_instruction(skill: Skill) -> str:
     """The system instruction for one skill: the same for every request, so each skill's prompt prefix is
@@ -85,79 +74,72 @@ def score_skill(client: genai.Client, skill: Skill, query: str, model: str = GEN
     return Score(skill.name, yes_probability(response), (usage and usage.prompt_token_count) or 0)
 
 
+FEATURES = ("the best P(yes)", "its lead over the next", "the shortlist's first fused score",
+            "its lead over the next", "the most probable skill is the shortlist's first")
+"""What the decision reads of a shortlist, in this order: the model's scores and the ranking's."""
+
+
+def decision_features(scores: Sequence[Score], fused: Sequence[float]) -> tuple[list[float], str] | None:
+    """`FEATURES` of a shortlist (its model scores and fused ranking scores, nearest first), and its most probable
+    skill (ties: the nearer); None when the model gave no probability."""
+    known = [s for s in scores if s.probability is not None]
+    if not known:
+        return None
+    ranked = sorted(known, key=lambda s: -s.probability)
+    best = ranked[0].probability
+    runner_up = ranked[1].probability if len(ranked) > 1 else 0.0
+    first, second = fused[0], fused[1] if len(fused) > 1 else 0.0
+    return [best, best - runner_up, first, first - second, float(ranked[0].skill == scores[0].skill)], ranked[0].skill
+
+
 @dataclass(frozen=True)
-class Rule:
-    """Which shortlisted skill is the candidate, and when it is picked.
+class Decider:
+    """P(the most probable shortlisted skill is the right one) = sigmoid(w0 + w · `FEATURES`), fitted on labelled
+    queries; the skill is picked when that probability reaches `cutoff`, else no skill is."""
 
-    The candidate is the shortlist's first skill (`first`) or the most probable one (ties: the nearer). It is
-    picked when its P(yes) reaches `threshold` and it leads every other shortlisted skill by at least `margin`;
-    else no skill is. A request near several skills' domains but served by none scores them all alike."""
+    weights: tuple[float, ...]
+    cutoff: float = 0.5
 
-    threshold: float = DEFAULT_THRESHOLD
-    margin: float = 0.0
-    first: bool = False
+    def probability(self, features: Sequence[float]) -> float:
+        return 1 / (1 + math.exp(-(self.weights[0] + sum(w * x for w, x in zip(self.weights[1:], features)))))
 
-    def __str__(self) -> str:
-        candidate = "the shortlist's first" if self.first else "the most probable"
-        lead = "" if self.margin <= -1 else f", leading the others by {self.margin:+g}"
-        return f"{candidate} at P(yes) ≥ {self.threshold:g}{lead}"
-
-    def decide(self, scores: Sequence[Score]) -> str | None:
-        known = [s for s in scores if s.probability is not None]
-        if not known:
-            return None
-        candidate = known[0] if self.first else max(known, key=lambda s: s.probability)
-        others = [s.probability for s in known if s is not candidate]
-        lead = candidate.probability - max(others, default=0.0)
-        return candidate.skill if candidate.probability >= self.threshold and lead >= self.margin else None
+    def decide(self, scores: Sequence[Score], fused: Sequence[float]) -> str | None:
+        found = decision_features(scores, fused)
+        return found[1] if found is not None and self.probability(found[0]) >= self.cutoff else None
 
 
-def fit_on_dev(scored: Sequence[tuple[Sequence[Score], str | None]]) -> Rule:
-    """The rule of the grid right on the most development queries, each given as (its shortlist's scores, the
-    expected skill or None); ties go to the most probable candidate, the margin nearest 0, then the smaller
-    threshold: the rule closest to the one with nothing fitted."""
-    def correct(rule: Rule) -> int:
-        return sum(rule.decide(scores) == expected for scores, expected in scored)
-
-    grid = [Rule(t, m, first) for first in (False, True) for m in MARGINS for t in THRESHOLDS]
-    return max(grid, key=lambda rule: (correct(rule), -rule.first, -abs(rule.margin), -rule.threshold))
-
-
-COURSE_RULE = Rule(threshold=0.6, margin=0.025, first=True)
-"""The rule `fit_on_dev` gives on the course's three catalogs' development queries together (the record
-`docs/lab/records/scorer_dev.jsonl`, Qwen2.5-Coder-1.5B): the selector's rule on a catalog nobody labelled."""
+COURSE_DECIDER = Decider((-8.369181, 6.610511, 16.022752, 0.207783, 0.073568, 1.615805))
+"""The decision fitted on the course's three catalogs' development queries together (`python -m scripts.lab
+scorer-dev --report` fits it from `docs/lab/records/scorer_dev.jsonl`, Qwen2.5-Coder-1.5B): the selector's decision
+on a catalog nobody labelled."""
 
 
 class ScoringSelector:
-    """Shortlist the `k` best-ranked skills for the query, score each with the model, and let `rule` decide.
-    A selector `(query) -> Decision`; its `top_k` holds each shortlisted skill's P(yes), nearest skill first."""
+    """Shortlist the `k` best-ranked skills for the query, score each with the model, and let `decider` decide.
+    A selector `(query) -> Decision`; its `top_k` holds each shortlisted skill's P(yes), nearest skill first, and
+    its `pick_probability` the decider's probability that the most probable skill is right."""
 
     def __init__(self, client: genai.Client, loader: SkillLoader, shortlist: Shortlist | None = None,
-                 k: int = 3, rule: Rule | None = None, model: str = GENERATION_MODEL) -> None:
+                 k: int = 3, decider: Decider | None = None, model: str = GENERATION_MODEL) -> None:
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}: a shortlist of no skill leaves nothing to score")
         self.client, self.loader, self.k, self.model = client, loader, k, model
-        self.rule = COURSE_RULE if rule is None else rule
+        self.decider = COURSE_DECIDER if decider is None else decider
         self.shortlist = Shortlist.of(client, loader) if shortlist is None else shortlist
 
-    def scores(self, query: str) -> list[Score]:
-        """The shortlist's scores, nearest skill first."""
-        names = [name for name, _ in self.shortlist.top(query, self.k)]
-        return [score_skill(self.client, self.loader.skills[name], query, self.model) for name in names]
-
-    def fit(self, queries: Sequence[LabelledQuery]) -> Rule:
-        """Fit the rule on labelled development queries (`fit_on_dev`) and keep it. A query expecting a skill the
-        model may not choose expects none, as the harness decides."""
-        scored = [(self.scores(q.query), q.expected if q.expected in self.shortlist.names else None)
-                  for q in tqdm(queries, desc="scoring dev queries", unit="query", leave=False)]
-        self.rule = fit_on_dev(scored)
-        return self.rule
+    def shortlisted(self, query: str) -> tuple[list[Score], list[float]]:
+        """The shortlist's model scores and fused ranking scores, nearest skill first."""
+        top = self.shortlist.top(query, self.k)
+        return ([score_skill(self.client, self.loader.skills[name], query, self.model) for name, _ in top],
+                [fused for _, fused in top])
 
     def __call__(self, query: str) -> Decision:
         start = time.perf_counter()
-        scores = self.scores(query)
-        known = [s.probability for s in scores if s.probability is not None]
-        error = None if known else "the backend returned no log-probabilities: the scorer needs response_logprobs"
-        return Decision(self.rule.decide(scores), sum(s.prompt_tokens for s in scores), time.perf_counter() - start,
-                        score=max(known, default=None), pick_probability=max(known, default=None),
+        scores, fused = self.shortlisted(query)
+        found = decision_features(scores, fused)
+        error = None if found else "the backend returned no log-probabilities: the scorer needs response_logprobs"
+        best = found[0][0] if found else None
+        return Decision(self.decider.decide(scores, fused), sum(s.prompt_tokens for s in scores),
+                        time.perf_counter() - start, score=best,
+                        pick_probability=self.decider.probability(found[0]) if found else None,
                         top_k=tuple((s.skill, s.probability or 0.0) for s in scores), error=error)

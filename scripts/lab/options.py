@@ -70,7 +70,7 @@ def split(values: list[float], gold: list[str | None]) -> tuple[list[float], lis
 
 def catalog_row(catalog: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
     """One catalog's row: AUCs, the plain rule and COURSE_RULE right, tokens and seconds a query."""
-    from course_utils.selection.scorer import COURSE_RULE
+    from scripts.lab.rules import COURSE_RULE
     from scripts.lab.scorer_report import cell, scores
 
     gold = [d["gold"] for _, d in pairs]

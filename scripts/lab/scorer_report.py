@@ -18,7 +18,8 @@ import numpy as np
 
 from course_utils.evaluation.gating import fit_logistic
 from course_utils.evaluation.stats import mcnemar_exact, wilson_interval
-from course_utils.selection.scorer import COURSE_RULE, Rule, Score, fit_on_dev
+from course_utils.selection.scorer import Score
+from scripts.lab.rules import COURSE_RULE, Rule, fit_on_dev
 from course_utils.selection.shortlist import model_invocable
 from course_utils.skills.skill import SkillLoader
 
@@ -76,13 +77,14 @@ def rule_cv(lines: list[Line]) -> list[str | None]:
     return picks
 
 
-def features(line: Line) -> tuple[list[float], str]:
-    """(best P(yes), its lead, the fused top score, its lead, the best is the fused first) and the best skill."""
+def features(line: Line, cosine: bool = False) -> tuple[list[float], str]:
+    """(best P(yes), its lead, the fused top score, its lead, the best is the fused first, and with `cosine` the
+    nearest description's USE cosine: the one feature not standardised per request) and the best skill."""
     ranked = sorted(scores(line), key=lambda s: -(s.probability or 0.0))
     fused = [score for _, score in line["top"]]
     best, second = ranked[0].probability or 0.0, ranked[1].probability or 0.0 if len(ranked) > 1 else 0.0
-    return [best, best - second, fused[0], fused[0] - fused[1], float(ranked[0].skill == line["top"][0][0])], \
-        ranked[0].skill
+    values = [best, best - second, fused[0], fused[0] - fused[1], float(ranked[0].skill == line["top"][0][0])]
+    return values + ([line["sim_top"][1]] if cosine else []), ranked[0].skill
 
 
 def expected_calibration_error(probability: np.ndarray, outcome: np.ndarray, bins: int = 10) -> float:
@@ -94,11 +96,26 @@ def expected_calibration_error(probability: np.ndarray, outcome: np.ndarray, bin
     return total
 
 
+def logistic_xy(lines: list[Line], cosine: bool = False) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The logistic's features, its outcome (the best skill is the right one) and the best skill, per line."""
+    found = [features(x, cosine) for x in lines]
+    best = [b for _, b in found]
+    y = np.array([b == x["gold"] and x["gold"] is not None for b, x in zip(best, lines)], dtype=float)
+    return np.array([f for f, _ in found]), y, best
+
+
+def logistic_transfer(train: list[Line], test: list[Line], cosine: bool = False) -> tuple[list[str | None], float]:
+    """A logistic P(the best skill is right) fitted on `train`, deciding `test`; and its ECE on `test`."""
+    x, y, _ = logistic_xy(train, cosine)
+    w = fit_logistic(x, y)
+    x, y, best = logistic_xy(test, cosine)
+    probability = 1 / (1 + np.exp(-(w[0] + x @ w[1:])))
+    return [b if p >= 0.5 else None for b, p in zip(best, probability)], expected_calibration_error(probability, y)
+
+
 def logistic_cv(lines: list[Line]) -> tuple[list[str | None], float]:
     """Each query decided by a logistic P(the best skill is right) fitted on the other folds; and its ECE."""
-    x = np.array([features(line)[0] for line in lines])
-    best = [features(line)[1] for line in lines]
-    y = np.array([b == line["gold"] and line["gold"] is not None for b, line in zip(best, lines)], dtype=float)
+    x, y, best = logistic_xy(lines)
     probability = np.zeros(len(lines))
     for test in folds(len(lines)):
         train = np.setdiff1d(np.arange(len(lines)), test)
@@ -121,6 +138,10 @@ def catalog_table(lines: list[Line], others: list[Line]) -> list[str]:
     if transfer is not None:
         rows.insert(4, row(f"scorer, rule fitted on the other catalogs: {transfer}", lines,
                            [transfer.decide(scores(x)) for x in lines], base))
+        for cosine, label in ((False, "5 features"), (True, "5 features and the nearest USE cosine")):
+            picks, ece = logistic_transfer(others, lines, cosine)
+            rows.append(row(f"logistic over {label}, fitted on the other catalogs (ECE {ece:.3f})", lines, picks,
+                            base))
     return rows
 
 

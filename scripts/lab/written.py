@@ -54,30 +54,11 @@ def as_dev_lines(line: dict[str, Any]) -> list[dict[str, Any]]:
              "gold": gold} for part, gold in ((line["whole"], line["skill"]), (line["without"], None))]
 
 
-def logistic_transfer(train: list[dict[str, Any]], test: list[dict[str, Any]]) -> tuple[list[str | None], float]:
-    """A logistic P(the best skill is right) fitted on `train`, deciding `test`; and its ECE on `test`."""
-    import numpy as np
-
-    from course_utils.evaluation.gating import fit_logistic
-    from scripts.lab.scorer_report import expected_calibration_error, features
-
-    def xy(lines: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, list[str]]:
-        found = [features(x) for x in lines]
-        best = [b for _, b in found]
-        y = np.array([b == x["gold"] and x["gold"] is not None for b, x in zip(best, lines)], dtype=float)
-        return np.array([f for f, _ in found]), y, best
-
-    x, y, _ = xy(train)
-    w = fit_logistic(x, y)
-    x, y, best = xy(test)
-    probability = 1 / (1 + np.exp(-(w[0] + x @ w[1:])))
-    return [b if p >= 0.5 else None for b, p in zip(best, probability)], expected_calibration_error(probability, y)
-
-
 def report(written: list[dict[str, Any]], dev: list[dict[str, Any]]) -> str:
     """Per catalog: the rule fitted on its written requests, judged on its dev queries, beside the others."""
-    from course_utils.selection.scorer import Rule, Score, fit_on_dev
-    from scripts.lab.scorer_report import cell, row, rule_cv, scores, similarity, with_gold
+    from course_utils.selection.scorer import Score
+    from scripts.lab.rules import Rule, fit_on_dev
+    from scripts.lab.scorer_report import cell, logistic_transfer, row, rule_cv, scores, similarity, with_gold
 
     def scored(part: dict[str, Any]) -> list[Score]:
         return [Score(n, p, t) for n, p, t in zip(part["top"], part["p_yes"], part["tokens"])]
@@ -101,11 +82,12 @@ def report(written: list[dict[str, Any]], dev: list[dict[str, Any]]) -> str:
                     [transfer.decide(scores(x)) for x in mine], base),
                 row(f"{catalog} dev: the rule fitted on its own dev (5-fold CV)", mine, rule_cv(mine), base)]
         examples_as_lines = [x for line in lines for x in as_dev_lines(line)]
-        picks, ece = logistic_transfer(examples_as_lines, mine)
-        out.append(row(f"{catalog} dev: logistic fitted on written requests (ECE {ece:.3f})", mine, picks, base))
-        picks, ece = logistic_transfer(others, mine)
-        out.append(row(f"{catalog} dev: logistic fitted on the other catalogs' dev (ECE {ece:.3f})", mine, picks,
-                       base))
+        picks, ece = logistic_transfer(examples_as_lines, mine, cosine=False)
+        out.append(row(f"{catalog} dev: logistic over 5 features fitted on written requests (ECE {ece:.3f})", mine,
+                       picks, base))
+        picks, ece = logistic_transfer(others, mine, cosine=False)
+        out.append(row(f"{catalog} dev: logistic over 5 features fitted on the other catalogs' dev (ECE {ece:.3f})",
+                       mine, picks, base))
     return "\n".join(out)
 
 

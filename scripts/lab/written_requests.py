@@ -25,9 +25,10 @@ from google.genai import errors, types
 from tqdm.auto import tqdm
 
 from course_utils.backend.client import GENERATION_MODEL
-from course_utils.selection.scorer import Rule, Score, ScoringSelector, fit_on_dev, score_skill
+from course_utils.selection.scorer import Score, ScoringSelector, score_skill
 from course_utils.skills.queries import LabelledQuery
 from course_utils.skills.skill import Skill, SkillLoader
+from scripts.lab.rules import Rule, fit_on_dev
 
 WRITER_PROMPT = ("Tool description: {description}\n\nWrite {count} different messages a user could send to an AI "
                  "assistant that this tool handles. Each message is one sentence describing the user's own concrete "
@@ -139,11 +140,10 @@ def with_and_without(selector: ScoringSelector, query: str, skill: str) -> tuple
 
 
 def fit_written(selector: ScoringSelector, written: WrittenRequests) -> Rule:
-    """Fit the selector's rule with no labelled query: each request the model wrote for a skill is asked of the
+    """Fit a rule (`rules.Rule`) with no labelled query: each request the model wrote for a skill is asked of the
     catalog (expecting that skill) and of the catalog without it (expecting none, a near-miss of its neighbours)."""
     scored: list[tuple[list[Score], str | None]] = []
     for query in tqdm(written.labelled(), desc="scoring written requests", unit="request", leave=False):
         whole, without = with_and_without(selector, query.query, query.expected)
         scored += [(whole, query.expected), (without, None)]
-    selector.rule = fit_on_dev(scored)
-    return selector.rule
+    return fit_on_dev(scored)
