@@ -18,7 +18,7 @@ import numpy as np
 
 from course_utils.evaluation.gating import fit_logistic
 from course_utils.evaluation.stats import mcnemar_exact, wilson_interval
-from course_utils.selection.scorer import Score
+from course_utils.selection.scorer import COURSE_DECIDER, Score
 from scripts.lab.rules import COURSE_RULE, Rule, fit_on_dev
 from course_utils.selection.shortlist import model_invocable
 from course_utils.skills.skill import SkillLoader
@@ -124,6 +124,11 @@ def logistic_cv(lines: list[Line]) -> tuple[list[str | None], float]:
     return [b if p >= 0.5 else None for b, p in zip(best, probability)], expected_calibration_error(probability, y)
 
 
+def course_decision(line: Line) -> str | None:
+    """What the package's decision (`COURSE_DECIDER`) picks for a recorded shortlist."""
+    return COURSE_DECIDER.decide(scores(line), [fused for _, fused in line["top"]])
+
+
 def catalog_table(lines: list[Line], others: list[Line]) -> list[str]:
     """The rows of one catalog (or of all), `others` the lines a new catalog's rule is fitted on."""
     base = [similarity(x) == x["gold"] for x in lines]
@@ -133,6 +138,8 @@ def catalog_table(lines: list[Line], others: list[Line]) -> list[str]:
             row(f"scorer, nothing fitted: {default}", lines, [default.decide(scores(x)) for x in lines], base),
             row(f"scorer, the course's rule (fitted on all three dev sets: in sample): {COURSE_RULE}", lines,
                 [COURSE_RULE.decide(scores(x)) for x in lines], base),
+            row("scorer, the course's decision (COURSE_DECIDER, fitted on all three dev sets: in sample)", lines,
+                [course_decision(x) for x in lines], base),
             row("scorer, rule fitted on this catalog's dev (5-fold CV)", lines, rule_cv(lines), base),
             row(f"logistic over 5 features (5-fold CV, ECE {ece:.3f})", lines, logistic, base)]
     if transfer is not None:
@@ -145,8 +152,9 @@ def catalog_table(lines: list[Line], others: list[Line]) -> list[str]:
     return rows
 
 
-def lesson13_table(lines: list[Line], rule: Rule) -> list[str]:
-    """`rule` against each of lesson 13's five selectors on the dev sets whose records hold their decisions."""
+def lesson13_table(lines: list[Line]) -> list[str]:
+    """The package's decision (`COURSE_DECIDER`) against each of lesson 13's five selectors on the dev sets whose
+    records hold their decisions."""
     out = []
     for catalog in ("workplace", "mattpocock"):
         mine = {x["query"]: x for x in lines if x["catalog"] == catalog and x["file"].endswith("_dev_2.yaml")}
@@ -157,8 +165,8 @@ def lesson13_table(lines: list[Line], rule: Rule) -> list[str]:
             theirs = {r["query"]: r["decided"] for r in selector["records"] if r["query"] in mine}
             picked = [x for q, x in mine.items() if q in theirs]
             base = [theirs[x["query"]] == x["gold"] for x in picked]
-            out.append(row(f"{catalog}_dev_2: scorer ({rule}) vs {name}", picked,
-                           [rule.decide(scores(x)) for x in picked], base).replace(
+            out.append(row(f"{catalog}_dev_2: scorer (COURSE_DECIDER) vs {name}", picked,
+                           [course_decision(x) for x in picked], base).replace(
                 "| +", f"| {name}: {cell(base)}; scorer +", 1))
     return out
 
@@ -178,7 +186,5 @@ def report(lines: list[Line]) -> str:
                 f"{recall} of {sum(1 for x in mine if x['gold'])} positives; median {median} a decision "
                 f"whose every pair was scored; mean prompt tokens "
                 f"{np.mean([sum(x['tok_each']) for x in mine]):.0f}\n", *head, *catalog_table(mine, others)]
-    fitted = fit_on_dev([(scores(x), x["gold"]) for x in lines])
-    out += ["\n### against lesson 13's selectors, the rule fitted on all dev queries\n", *head,
-            *lesson13_table(lines, fitted)]
+    out += ["\n### against lesson 13's selectors, the course's decision (in sample)\n", *head, *lesson13_table(lines)]
     return "\n".join(out)
