@@ -2,9 +2,9 @@
 
 The source lesson's decision rule — the model decides, similarity only shortlists, « N'utilisez jamais la
 similarité seule pour décider qu'un skill doit être activé » — is a claim about a large model. A lesson may quote
-it and check it against its run; the rule a lesson gives is printed by code from that run (DESIGN.md, "Shape of a
-lesson", item 8). This test reads every lesson (Markdown cells, and the strings and comments of code cells),
-README.md, and the docstrings of `course_utils`, and fails on that rule stated in the course's own voice:
+it and check it against its run; the rule a lesson gives is printed by code from that run. This test reads every
+lesson (Markdown cells, and the strings and comments of code cells), README.md, and the docstrings of
+`course_utils`, and fails on that rule stated in the course's own voice:
 "never similarity alone", "never use (or let) similarity alone …", "similarity alone never decides", "similarity
 only shortlists", "use similarity to rank, not to activate", "not to decide alone", "only the model decides", and
 the French « similarité seule ».

@@ -1,4 +1,4 @@
-"""Every lesson has the course's shape and stays within its budgets (DESIGN.md, "Shape of a lesson"). No kernel.
+"""Every lesson has the course's shape and stays within its budgets. No kernel.
 
 Budgets: at most 35 cells, 1,000 words of prose (the References cell apart; fenced code is not prose), no
 Markdown cell over 1,200 characters, no code cell over 30 lines. Shape: a title, then the idea in one sentence

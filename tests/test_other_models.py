@@ -2,7 +2,7 @@
 a base model whose file carries no chat template: the course's Gemma turn template renders it).
 
 Each runs a real decision through a real `genai.Client`, names itself, and decides the same way whatever ran before.
-The 270M base model decides badly (DESIGN.md): these tests check the path, not the quality. Lesson 06 runs on it too.
+The 270M base model decides badly: these tests check the path, not the quality. Lesson 06 runs on it too.
 """
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """A lesson's "What we found": sentences computed from a run's numbers, never written to fit any outcome.
 
 Each finding states a rate with its 95 % interval and names the model that ran. Where the source lesson makes a
-claim, the finding says whether the run agrees with it, and a claim is one of two kinds (DESIGN.md, "Evaluation
-method"):
+claim, the finding says whether the run agrees with it, and a claim is one of two kinds:
 
 - a claim about *this set* (`CountClaim`: "the 24 positives rank first", "no threshold separates the two
   groups") is decided by the count, exactly: it agrees or disagrees, nothing in between;

@@ -2,7 +2,7 @@
 
 30 queries is a small sample: 23/30 correct is "somewhere between 0.59 and 0.88", not "0.767".
 `course_utils.evaluation.outcomes` gives every rate a Wilson interval and compares two selectors on the same
-queries with the exact McNemar test (see DESIGN.md, "Evaluation method").
+queries with the exact McNemar test: the course's method for every rate and every comparison.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Labelled query sets: which skill each query must trigger, or none.
 
-Format (a YAML list; see DESIGN.md):
+Format (a YAML list, as in `data/dev/`):
 
     - query: "How many vacation days do I have left this year?"
       expected: leave-balance-calculator   # or null: no skill must trigger
