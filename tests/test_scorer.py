@@ -145,3 +145,18 @@ def test_the_fitted_decision_separates_right_picks_from_wrong_ones():
     decider = fit_decider(right + wrong)
     assert all(decider.decide(s, f) == "alpha" for s, f, _ in right)
     assert all(decider.decide(s, f) is None for s, f, _ in wrong)
+
+
+class FarAhead(FakeShortlist):
+    """Ranks alpha far ahead of the others."""
+
+    def top(self, query, k):
+        return [("alpha", 6.0), ("beta", 1.0), ("gamma", 0.5)][:k]
+
+
+def test_a_first_skill_far_ahead_is_picked_by_the_ranking_without_asking_the_model(loader):
+    models = FakeModels({"alpha": 0.1, "beta": 0.1, "gamma": 0.1})
+    decision = ScoringSelector(SimpleNamespace(models=models), loader, FarAhead(), decider=SURE)("any request")
+    assert decision.skill == "alpha" and decision.prompt_tokens == 0 and models.requests == []
+    asked = ScoringSelector(SimpleNamespace(models=models), loader, FarAhead(), decider=SURE, cascade=None)
+    assert asked("any request").skill is None and len(models.requests) == 3  # P(yes) 0.1: the model says no

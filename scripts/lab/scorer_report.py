@@ -18,7 +18,7 @@ import numpy as np
 
 from course_utils.evaluation.gating import fit_logistic
 from course_utils.evaluation.stats import mcnemar_exact, wilson_interval
-from course_utils.selection.scorer import COURSE_DECIDER, Score
+from course_utils.selection.scorer import CASCADE_LEAD, COURSE_DECIDER, Score
 from scripts.lab.rules import COURSE_RULE, Rule, fit_on_dev
 from course_utils.selection.shortlist import model_invocable
 from course_utils.skills.skill import SkillLoader
@@ -129,6 +129,16 @@ def course_decision(line: Line) -> str | None:
     return COURSE_DECIDER.decide(scores(line), [fused for _, fused in line["top"]])
 
 
+def leads(line: Line) -> bool:
+    """Whether the cascade lets the ranking decide alone: the fused first leads the second by `CASCADE_LEAD`."""
+    return line["top"][0][1] - line["top"][1][1] >= CASCADE_LEAD
+
+
+def cascaded(line: Line) -> str | None:
+    """What the package's selector picks: the fused first where it leads by `CASCADE_LEAD`, else the decision."""
+    return line["top"][0][0] if leads(line) else course_decision(line)
+
+
 def catalog_table(lines: list[Line], others: list[Line]) -> list[str]:
     """The rows of one catalog (or of all), `others` the lines a new catalog's rule is fitted on."""
     base = [similarity(x) == x["gold"] for x in lines]
@@ -140,6 +150,8 @@ def catalog_table(lines: list[Line], others: list[Line]) -> list[str]:
                 [COURSE_RULE.decide(scores(x)) for x in lines], base),
             row("scorer, the course's decision (COURSE_DECIDER, fitted on all three dev sets: in sample)", lines,
                 [course_decision(x) for x in lines], base),
+            row(f"scorer, COURSE_DECIDER with the cascade at a lead of {CASCADE_LEAD:g} ({sum(map(leads, lines))} "
+                f"decided without the model)", lines, [cascaded(x) for x in lines], base),
             row("scorer, rule fitted on this catalog's dev (5-fold CV)", lines, rule_cv(lines), base),
             row(f"logistic over 5 features (5-fold CV, ECE {ece:.3f})", lines, logistic, base)]
     if transfer is not None:
