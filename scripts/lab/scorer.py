@@ -95,6 +95,11 @@ def run(args: argparse.Namespace) -> int:
 
         print(report(read_record(args.record)))
         return 0
+    if args.reliability:
+        from scripts.lab.reliability import figure
+
+        print(figure(read_record(args.record), args.reliability))
+        return 0
     from course_utils.backend.client import make_client
 
     unknown = sorted(set(args.catalogs) - set(DEV_SETS))
@@ -119,5 +124,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     command.add_argument("--record", type=Path, default=RECORD, help=f"default {RECORD.relative_to(REPO)}")
     command.add_argument("--backend", default="local", help="default local")
     command.add_argument("--report", action="store_true", help="print the dev table from the record")
+    command.add_argument("--reliability", type=Path, metavar="PNG", help="draw the decision's reliability figure")
     command.add_argument("--recall", action="store_true", help="print the shortlist's recall on the dev positives")
     command.set_defaults(func=run)
