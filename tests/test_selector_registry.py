@@ -94,13 +94,13 @@ def test_the_scorer_is_fitted_on_dev_queries_when_there_are_some(monkeypatch):
     fitted = []
 
     class Scorer:
-        def __init__(self, client, loader, k):
+        def __init__(self, client, loader, k=selectors.scorer.SHORTLIST_K):
             self.k = k
 
     monkeypatch.setattr(selectors.scorer, "ScoringSelector", Scorer)
     monkeypatch.setattr(selectors.scoring, "fit_on_dev", lambda selector, queries: fitted.append(list(queries)))
-    made = dict(client=None, loader=None, names=("scored",), k=3, threshold=None, temperature=None, runs=1)
-    assert REGISTRY["scored"].build(selectors.Ingredients(**made)).k == 3 and fitted == []
+    made = dict(client=None, loader=None, names=("scored",), k=1, threshold=None, temperature=None, runs=1)
+    assert REGISTRY["scored"].build(selectors.Ingredients(**made)).k == 3 and fitted == []  # not the hybrid's k
     dev = (LabelledQuery("q", None, "off-topic", "en"),)
     REGISTRY["scored"].build(selectors.Ingredients(**made, dev=dev))
     assert fitted == [list(dev)]

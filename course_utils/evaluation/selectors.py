@@ -97,7 +97,7 @@ def _gated(made: Ingredients) -> Selector:
 
 
 def _scored(made: Ingredients) -> Selector:
-    selector = scorer.ScoringSelector(made.client, made.loader, k=made.k)
+    selector = scorer.ScoringSelector(made.client, made.loader)  # its own k: the one its decision was fitted at
     if made.dev:
         scoring.fit_on_dev(selector, made.dev)
     return selector
@@ -121,8 +121,8 @@ register(Entry("hybrid", "the hybrid", "the top k by similarity, then the model 
 register(Entry("gated", "the gated hybrid", "the hybrid with a gate fitted on --dev; lesson 13",
                _gated, model=True, encoder=True, dev="its gate", reports=("k", "gate")))
 register(Entry("scored", "the model as a scorer",
-               "a fused shortlist of k, the model's P(yes) for each, the course's decision or one fitted on --dev",
-               _scored, model=True, encoder=True, reports=("k",), compared=False))
+               f"a fused shortlist of {scorer.SHORTLIST_K}, the model's P(yes) for each, the course's decision or one "
+               "fitted on --dev", _scored, model=True, encoder=True, compared=False))
 
 
 DEFAULT = ("model", "similarity")

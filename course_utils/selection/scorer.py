@@ -114,6 +114,9 @@ scorer-dev --report` fits it from `docs/lab/records/scorer_dev.jsonl`, Qwen2.5-C
 on a catalog nobody labelled."""
 
 
+SHORTLIST_K = 3
+"""The skills the scorer asks about: the k its decision was fitted at (its features read the first two)."""
+
 CASCADE_LEAD = 4.0
 """When the shortlist's first skill leads the second by this much fused score (standard deviations, summed over
 the three signals), the ranking decides alone and the model is not asked. Chosen on the dev sets: the same
@@ -127,7 +130,7 @@ class ScoringSelector:
     first skill leads by `cascade` or more is decided by the ranking alone (no model call, no `top_k`)."""
 
     def __init__(self, client: genai.Client, loader: SkillLoader, shortlist: Shortlist | None = None,
-                 k: int = 3, decider: Decider | None = None, cascade: float | None = CASCADE_LEAD) -> None:
+                 k: int = SHORTLIST_K, decider: Decider | None = None, cascade: float | None = CASCADE_LEAD) -> None:
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}: a shortlist of no skill leaves nothing to score")
         self.client, self.loader, self.k, self.model, self.cascade = client, loader, k, GENERATION_MODEL, cascade
