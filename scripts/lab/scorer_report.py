@@ -165,8 +165,8 @@ def catalog_table(lines: list[Line], others: list[Line]) -> list[str]:
 
 
 def lesson13_table(lines: list[Line]) -> list[str]:
-    """The package's decision (`COURSE_DECIDER`) against each of lesson 13's five selectors on the dev sets whose
-    records hold their decisions."""
+    """The package's selector (`COURSE_DECIDER` and the cascade) against each of lesson 13's five selectors on the
+    dev sets whose records hold their decisions."""
     out = []
     for catalog in ("workplace", "mattpocock"):
         mine = {x["query"]: x for x in lines if x["catalog"] == catalog and x["file"].endswith("_dev_2.yaml")}
@@ -177,8 +177,8 @@ def lesson13_table(lines: list[Line]) -> list[str]:
             theirs = {r["query"]: r["decided"] for r in selector["records"] if r["query"] in mine}
             picked = [x for q, x in mine.items() if q in theirs]
             base = [theirs[x["query"]] == x["gold"] for x in picked]
-            out.append(row(f"{catalog}_dev_2: scorer (COURSE_DECIDER) vs {name}", picked,
-                           [course_decision(x) for x in picked], base).replace(
+            out.append(row(f"{catalog}_dev_2: scorer (COURSE_DECIDER, cascade) vs {name}", picked,
+                           [cascaded(x) for x in picked], base).replace(
                 "| +", f"| {name}: {cell(base)}; scorer +", 1))
     return out
 
@@ -198,5 +198,5 @@ def report(lines: list[Line]) -> str:
                 f"{recall} of {sum(1 for x in mine if x['gold'])} positives; median {median} a decision "
                 f"whose every pair was scored; mean prompt tokens "
                 f"{np.mean([sum(x['tok_each']) for x in mine]):.0f}\n", *head, *catalog_table(mine, others)]
-    out += ["\n### against lesson 13's selectors, the course's decision (in sample)\n", *head, *lesson13_table(lines)]
+    out += ["\n### against lesson 13's selectors, the package's selector (in sample)\n", *head, *lesson13_table(lines)]
     return "\n".join(out)
