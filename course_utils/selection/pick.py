@@ -282,38 +282,15 @@ def shortlist_turn(shortlist: SkillLoader, query: str) -> types.Content:
 def pick_hybrid(client: genai.Client, loader: SkillLoader, selector: SimilaritySelector, query: str, k: int = 3,
                 model: str = GENERATION_MODEL, temperature: float | None = None,
                 logprobs: int | None = None) -> Decision:
-    """Shortlist the `k` skills nearest the query by similarity, then let the model decide among them.
+    """Shortlist the `k` skills nearest the query by similarity, then let the model decide among them (the reference
+    solution of `notebooks/09_hybrid_exercise.ipynb`). The model reads a catalog of `k` lines and may call nothing.
 
-    The reference solution of the exercise in `notebooks/09_hybrid_exercise.ipynb`. Similarity
-    ranks well but cannot say "none"; the model can, but reading the whole catalog costs it on every
-    decision. Here the model reads a catalog of `k` lines, and may still call nothing.
-
-    The shortlist:
-    - `k` at or above the catalog's size keeps the whole catalog;
-    - `k` below 1 is a ValueError, raised before anything is embedded or asked: a shortlist of no
-      skill leaves the model nothing to decide, and a silent "none" would pass for a selector that
-      never triggers;
-    - ties keep catalog order (a stable sort): when skills score the same at the k-th place, the
-      one listed first in the catalog is kept.
-
-    The prompt's layout: what is the same for every query comes first, what changes last. The system
-    instruction (`shortlist_instruction`) and the tool (`shortlist_tool`) name no skill, so they are one
-    prompt prefix for every decision: the local backend computes it once and reuses it, and Gemini's implicit
-    caching can discount it once it is long enough. The shortlist's catalog lines open the user turn, before
-    the query (`shortlist_turn`): the only text a decision computes beyond the query is those k lines. The
-    tool's `name` has no enum, since an enum of the shortlist would change the prompt's prefix with every
-    query; a name outside the shortlist is an error in the Decision, not a skill.
-
-    The Decision carries:
-    - `prompt_tokens`: the generation model's prompt tokens only, as the backend counted them. The
-      query's embedding is *not* added: it is another model's tokens (billed at another rate on
-      Gemini, and only estimated at 4 characters a token here), so a sum would measure neither.
-      The similarity selector's own report shows that estimate;
-    - `seconds`: both steps, embedding the query (or reading it from the cache) and the generation;
-    - `top_k`: the shortlist with its cosine scores, nearest first, and `score`: the nearest one's.
-
-    `logprobs` asks for the answer tokens' log-probabilities, as `pick_by_model` does (the gated hybrid of
-    `course_utils.evaluation.gating` reads the model's probability of declining from them).
+    `k` at or above the catalog's size keeps it whole; below 1 is a ValueError before anything is asked; ties keep
+    catalog order. The instruction and the tool name no skill, so they are one prompt prefix for every decision;
+    the shortlist's lines open the user turn, before the query (`docs/lab/hybrid-layout.md` says why).
+    `prompt_tokens` counts the generation model's tokens only; `seconds` both steps; `top_k` the shortlist with
+    its cosines, nearest first, and `score` the nearest one's. `logprobs` asks for the answer's log-probabilities
+    (the gated hybrid reads the model's probability of declining from them).
     """
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}: a shortlist of no skill leaves the model nothing to decide")
