@@ -13,7 +13,6 @@ import json
 import re
 import time
 import zlib
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -268,7 +267,3 @@ def answered_by_cake_script(checklist: Checklist) -> bool:
     orders = checklist.calls_of("cake_quote")
     return bool(orders) and checklist.answer == cake_quote(**orders[-1])
 
-
-def failed_facts(checklists: Sequence[Checklist]) -> Counter:
-    """How often each fact was missing from an answer, over all runs."""
-    return Counter(f"{c.request}: {name}" for c in checklists for name, ok in c.facts.items() if not ok)

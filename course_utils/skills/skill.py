@@ -72,12 +72,6 @@ class Skill:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-class SkillError(ValueError):
-    """A skill file that cannot be used; carries the diagnostics that say why."""
-
-    def __init__(self, diagnostics: list[Diagnostic]):
-        self.diagnostics = diagnostics
-        super().__init__("\n".join(str(d) for d in diagnostics))
 
 
 def split_frontmatter(text: str) -> tuple[str, str]:
