@@ -72,8 +72,6 @@ class Skill:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-
-
 def split_frontmatter(text: str) -> tuple[str, str]:
     """Return (frontmatter, body) of a SKILL.md text whose first line is `---`.
 
