@@ -17,7 +17,8 @@ from course_utils.scale.decision import (
 from course_utils.selection.pick import Decision
 from course_utils.evaluation.stats import Rate
 from course_utils.scale.synthetic import COMBINATIONS, render_skill_md, synthetic_skills, with_distractors
-from course_utils.skills.skill import MAX_DESCRIPTION, SkillLoader, parse_skill
+from course_utils.skills.skill import SkillLoader, parse_skill
+from course_utils.skills.spec import MAX_DESCRIPTION
 from course_utils.skills.tokens import estimate_tokens
 
 

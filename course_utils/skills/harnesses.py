@@ -8,8 +8,9 @@ A field one harness defines is, to the spec's reference validator, a field outsi
 
 This module holds the tables (`RULES`: per harness, its fields with their expected types and values, and how it
 treats `name` and `description`) and `field_problems`, which checks a parsed frontmatter's fields against one
-harness's table. `skills.validate_frontmatter(..., harness=…)` joins them with the spec's own rules (name format,
-description length, metadata as text), which live in `course_utils.skills.skill`.
+harness's table; `frontmatter_problems` checks a whole frontmatter as one harness reads it, `name` and
+`description` included. The spec's own rules (name format, description length, metadata as text) are
+`course_utils.skills.spec`'s; `skills.validate_frontmatter(..., harness=…)` picks between the two.
 
 Sources, one per harness (the versions read are in `docs/lab/audit.md`):
 - spec: https://agentskills.io/specification ("Frontmatter"), as the reference validator `skills-ref` applies it;
@@ -22,13 +23,19 @@ Sources, one per harness (the versions read are in `docs/lab/audit.md`):
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
+
+from course_utils.skills.spec import MAX_DESCRIPTION, Diagnostic, name_problem, reporter, shown, spec_problems
 
 Harness = Literal["spec", "claude-code", "codex", "gemini-cli"]
 HARNESSES: tuple[Harness, ...] = ("spec", "claude-code", "codex", "gemini-cli")
 DEFAULT_HARNESS: Harness = "spec"
+LISTING_ENTRY_CHARS = 1_536
+"""Claude Code lists at most this many characters of a skill's `description` and `when_to_use` together."""
 """The harness a check assumes when none is named: the Agent Skills spec, as its reference validator reads it."""
 
 Kind = Literal["text", "bool", "text-or-list", "mapping", "choice"]
@@ -210,8 +217,8 @@ def field_problems(data: Mapping[Any, Any], harness: str) -> list[Problem]:
     """The fields of `data` checked against `harness`'s table: values of the wrong kind, fields it does not read,
     and another harness's fields written under `metadata` (where that harness does not look for them).
 
-    `name` and `description` are left to `skills.validate_frontmatter`, which applies the spec's rules to them as
-    the harness does; so are the spec's own fields under the spec.
+    `name` and `description` are left to `frontmatter_problems` (or the spec's rules); so are the spec's own fields
+    under the spec.
     """
     rule = rules(harness)
     problems: list[Problem] = []
@@ -247,3 +254,86 @@ def _fix_of(message: str) -> str:
     """The fix a `FieldRule.problem` message ends with (after its last ': '), or the message itself."""
     head, _, tail = message.rpartition(": ")
     return tail if head else message
+
+
+def as_diagnostics(problems: list[Problem], path: Path) -> list[Diagnostic]:
+    """`problems` as diagnostics on `path`, each message ending with its fix."""
+    return [Diagnostic(path, p.field, f"{p.message}: {p.fix}", p.severity, p.fix) for p in problems]
+
+
+def unknown_field_diagnostics(data: Mapping[Any, Any], path: Path, strict: bool) -> list[Diagnostic]:
+    """The fields the spec does not define: errors when `strict`, else warnings (the lessons' loader ignores them)."""
+    problems = []
+    for key in data:
+        if key in SPEC_FIELDS:
+            continue
+        problem = unknown_field_problem(key, "spec")
+        if strict:
+            problems.append(Diagnostic(path, problem.field, f"{problem.message}: {problem.fix}", "error", problem.fix))
+        else:
+            problems.append(Diagnostic(path, problem.field, f"{problem.message}; ignored here, an error for `python -m "
+                                       f"course_utils validate`: {problem.fix}", "warning", problem.fix))
+    return problems
+
+
+def frontmatter_problems(data: Mapping[Any, Any], path: Path, folder_name: str | None,
+                         harness: str) -> list[Diagnostic]:
+    """The frontmatter checked as `harness` reads it: the spec's rules under "spec"; under another harness, the
+    spec's name and description rules only where it applies them, its own fields' values, and a warning (never an
+    error) for a field it does not read."""
+    rule = rules(harness)
+    if rule.harness == "spec":
+        return spec_problems(data, path, folder_name) + as_diagnostics(field_problems(data, "spec"), path)
+    problems: list[Diagnostic] = []
+    _check_name(data.get("name"), folder_name, rule, reporter(path, problems))
+    _check_description(data, rule, reporter(path, problems))
+    if rule.harness == "codex" and data.get("metadata") is not None and not isinstance(data["metadata"], dict):
+        reporter(path, problems)("metadata", f"must be a mapping, got {type(data['metadata']).__name__}: Codex "
+                                             "refuses the skill: write it as `metadata: {short-description: …}`")
+    return problems + as_diagnostics(field_problems(data, rule.harness), path)
+
+
+def _check_name(name: Any, folder_name: str | None, rule: HarnessRules, report: Any) -> None:
+    """The name's problems as a harness reads it: the spec's format only where it applies it."""
+    if name is None:
+        if rule.name_required:
+            report("name", "missing: add `name: your-skill-name` to the frontmatter")
+    elif not isinstance(name, str):
+        report("name", f"must be a string, got {type(name).__name__} {shown(name)}: quote it")
+    elif rule.name_format and (problem := name_problem(name, None)):
+        report("name", problem)
+    elif rule.name_max is not None and len(" ".join(name.split())) > rule.name_max:
+        report("name", f"is {len(name)} characters; {rule.label} refuses a name over {rule.name_max}: shorten it")
+    elif rule.name_format and folder_name is not None and unicodedata.normalize("NFKC", name) != \
+            unicodedata.normalize("NFKC", folder_name):
+        report("name", f"{shown(name)} differs from its folder name {shown(folder_name)}: {rule.label} uses the "
+                       "name, the spec wants the two equal: rename one of them", "warning")
+
+
+def _check_description(data: Mapping[Any, Any], rule: HarnessRules, report: Any) -> None:
+    """The description's problems as a harness reads it (with Claude Code, its listing entry's length too)."""
+    description, label = data.get("description"), rule.label
+    text = " ".join(description.split()) if isinstance(description, str) else ""
+    if description is None:
+        if rule.description_required:
+            report("description", "missing: add a description saying what the skill does and when to use it")
+        else:
+            report("description", f"missing: {label} uses the body's first paragraph: add a description saying "
+                                  "what the skill does and when to use it", "warning")
+    elif not isinstance(description, str):
+        report("description", f"must be a string, got {type(description).__name__}: quote it")
+    elif not description.strip():
+        report("description", "is empty: say what the skill does and when to use it",
+               "error" if rule.harness == "codex" else "warning")
+    elif rule.description_max is not None and len(text) > rule.description_max:
+        report("description", f"is {len(text)} characters; {label} refuses a skill whose description is over "
+                             f"{rule.description_max:,}: shorten it")
+    elif len(description) > MAX_DESCRIPTION:
+        report("description", f"is {len(description)} characters, over the spec's {MAX_DESCRIPTION:,}: {label} "
+                              "loads it, Codex and the spec's validator refuse it: shorten it", "warning")
+    if rule.harness == "claude-code" and isinstance(description, str):
+        extra = data.get("when_to_use")
+        listed = len(description.strip()) + (len(extra.strip()) + 1 if isinstance(extra, str) else 0)
+        if listed > LISTING_ENTRY_CHARS:
+            report("description", f"with when_to_use is {listed:,} characters; Claude Code's listing cuts each "
+                                  f"entry at {LISTING_ENTRY_CHARS:,}: put the key use case first", "warning")

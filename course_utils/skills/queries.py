@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from course_utils.skills import safeyaml
-from course_utils.skills.skill import shown
+from course_utils.skills.spec import shown
 
 KINDS = ("positive", "near-miss", "off-topic")
 MAX_FILE_BYTES = 2_000_000

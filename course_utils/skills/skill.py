@@ -11,54 +11,28 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from google.genai import types
 
 from course_utils.skills import harnesses
 from course_utils.skills import safeyaml
+from course_utils.skills.spec import Diagnostic, spec_problems
 from course_utils.skills.text import shorten
 
 SKILL_FILE = "SKILL.md"
 SKILL_FILES = (SKILL_FILE, "skill.md")
 """The names a skill's file may have, preferred first: the reference validator (`skills-ref`) reads `skill.md`
 when there is no `SKILL.md`."""
-NAME_PATTERN = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
-r"""Letters and digits of any script (`[^\W_]`: what `str.isalnum` accepts), joined by single hyphens. A name
-is checked after NFKC normalisation, and must also be lower case (see `name_problem`)."""
-MAX_NAME = 64
-MAX_DESCRIPTION = 1024
-MAX_COMPATIBILITY = 500
 MAX_FILE_BYTES = 1_000_000
 """A SKILL.md larger than this is refused unread: a skill is instructions, not a data dump."""
 MAX_FRONTMATTER_CHARS = 64_000
 """The frontmatter's fields fit in ~2,000 characters; long text belongs in the body."""
-KNOWN_FIELDS = frozenset(harnesses.SPEC_FIELDS)
-LISTING_ENTRY_CHARS = 1_536
-"""Claude Code lists at most this many characters of a skill's `description` and `when_to_use` together."""
 _DELIMITER = re.compile(r"^---[ \t]*$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """One problem found in a skill file, with enough context for a person to fix it."""
-
-    path: Path
-    field: str | None
-    message: str
-    severity: Literal["error", "warning"] = "error"
-    fix: str | None = None
-    """How to fix it, when the message ends with a fix (its last clause)."""
-    line: int | None = None
-    """The file's line the problem is on, when the parser says (a YAML error); else None."""
-
-    def __str__(self) -> str:
-        where = f" [{self.field}]" if self.field else ""
-        return f"{self.path}: {self.severity}{where}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -88,184 +62,19 @@ def split_frontmatter(text: str) -> tuple[str, str]:
     return front, text[closing.end() :].lstrip("\n").rstrip()
 
 
-def shown(value: Any, limit: int = 60) -> str:
-    """`repr(value)` cut to `limit` characters, for messages about values of any size."""
-    if isinstance(value, (list, dict)):
-        return f"[{len(value)} items]" if isinstance(value, list) else f"{{{len(value)} keys}}"
-    return shorten(repr(value), limit, flat=False)
-
-
-def name_problem(name: str, folder_name: str | None) -> str | None:
-    """What is wrong with a skill's `name`, or None, by the rules of the reference validator (`skills-ref`).
-
-    The name and the folder name are compared after NFKC normalisation (`cafe` + a combining accent
-    equals `café`). Letters of any script are allowed when they are lower case or have no case (`技能`).
-    """
-    normal = unicodedata.normalize("NFKC", name)
-    if not 1 <= len(normal) <= MAX_NAME:
-        return f"must be 1-{MAX_NAME} characters, got {len(normal)}"
-    if normal != normal.lower():
-        return f"{shown(name)} has upper-case letters: write it in lower case, and its folder name too"
-    if not NAME_PATTERN.fullmatch(normal):
-        bad = "".join(sorted({c for c in normal if not (c.isalnum() or c == "-")}))
-        what = (f"holds {shown(bad)}" if bad else "starts or ends with a hyphen" if normal[0] == "-" or
-                normal[-1] == "-" else "has two hyphens in a row")
-        return f"{shown(name)} {what}: use only letters, digits and single hyphens between them"
-    if folder_name is not None and normal != unicodedata.normalize("NFKC", folder_name):
-        return f"{shown(name)} must equal its folder name {shown(folder_name)}: rename one of them"
-    return None
-
-
-FIX_VERBS = ("add", "quote", "rename", "remove", "use", "write", "say", "give", "shorten", "move", "keep", "put")
-
-
-def fix_in(message: str) -> str | None:
-    """The fix a message ends with: its first clause after ": " that starts with a fix verb, or None."""
-    start = message.find(": ")
-    while start != -1:
-        tail = message[start + 2:]
-        if tail.split(" ", 1)[0].lower().strip("`") in FIX_VERBS:
-            return tail
-        start = message.find(": ", start + 2)
-    return None
-
-
 def validate_frontmatter(
     data: Mapping[Any, Any], path: Path, folder_name: str | None, strict: bool = False, harness: str | None = None
 ) -> list[Diagnostic]:
-    """Check frontmatter fields against the Agent Skills rules, or as `harness` reads them.
+    """Check frontmatter fields against the Agent Skills rules (`spec.spec_problems`), or as `harness` reads them.
 
     Without `harness`: a field the spec does not define is an error when `strict` (as `python -m course_utils
     validate` and the reference validator report it), else a warning and ignored (as the lessons' loader reads).
-    A field that a harness defines (`disable-model-invocation` is Claude Code's) is named as that harness's, and
-    its fix never moves it under `metadata`, where that harness would not read it.
-
     With `harness` (one of `harnesses.HARNESSES`), the frontmatter is checked as that harness reads it
-    (`harnesses.RULES`): "spec" is the strict check; "claude-code", "codex" and "gemini-cli" apply the spec's name
-    and description rules only where the harness does, check the harness's own fields' values, and warn (never
-    err) about fields it does not read. Each diagnostic carries its `fix`.
+    (`harnesses.frontmatter_problems`; "spec" is the strict check). Each diagnostic carries its `fix`.
     """
-    rule = None if harness is None else harnesses.rules(harness)
-    spec = rule is None or rule.harness == "spec"
-    strict = strict or spec and rule is not None
-    label = "the spec" if rule is None else rule.label
-    problems: list[Diagnostic] = []
-
-    def report(name: str | None, message: str, severity: Literal["error", "warning"] = "error") -> None:
-        problems.append(Diagnostic(path, name, message, severity, fix_in(message)))
-
-    _check_name(data.get("name"), folder_name, rule, label, report)
-    _check_description(data, rule, label, report)
-    if spec:
-        problems += _spec_field_problems(data, path)
-    elif rule.harness == "codex" and data.get("metadata") is not None and not isinstance(data["metadata"], dict):
-        report("metadata", f"must be a mapping, got {type(data['metadata']).__name__}: Codex refuses the skill: "
-                           "write it as `metadata: {short-description: …}`")
-    if rule is not None:
-        return problems + [Diagnostic(path, p.field, f"{p.message}: {p.fix}", p.severity, p.fix)
-                           for p in harnesses.field_problems(data, rule.harness)]
-    return problems + _unknown_field_problems(data, path, strict)
-
-
-Report = Callable[..., None]
-"""Adds one diagnostic: `report(field, message, severity="error")`."""
-
-
-def _check_name(name: Any, folder_name: str | None, rule: harnesses.HarnessRules | None, label: str,
-                report: Report) -> None:
-    """The name's problems, as the spec (no `rule`, or the spec's) or a harness reads it."""
-    spec = rule is None or rule.harness == "spec"
-    if name is None:
-        if rule is None or rule.name_required:
-            report("name", "missing: add `name: your-skill-name` to the frontmatter")
-    elif not isinstance(name, str):
-        report("name", f"must be a string, got {type(name).__name__} {shown(name)}: quote it")
-    elif spec:
-        if problem := name_problem(name, folder_name):
-            report("name", problem)
-    elif rule.name_format and (problem := name_problem(name, None)):
-        report("name", problem)
-    elif rule.name_max is not None and len(" ".join(name.split())) > rule.name_max:
-        report("name", f"is {len(name)} characters; {label} refuses a name over {rule.name_max}: shorten it")
-    elif rule.name_format and folder_name is not None and unicodedata.normalize("NFKC", name) != \
-            unicodedata.normalize("NFKC", folder_name):
-        report("name", f"{shown(name)} differs from its folder name {shown(folder_name)}: {label} uses the name, "
-                       "the spec wants the two equal: rename one of them", "warning")
-
-
-def _check_description(data: Mapping[Any, Any], rule: harnesses.HarnessRules | None, label: str,
-                       report: Report) -> None:
-    """The description's problems (with Claude Code, its listing entry's length too)."""
-    spec = rule is None or rule.harness == "spec"
-    description = data.get("description")
-    text = " ".join(description.split()) if isinstance(description, str) else ""
-    if description is None:
-        if spec or rule.description_required:
-            report("description", "missing: add a description saying what the skill does and when to use it")
-        else:
-            report("description", f"missing: {label} uses the body's first paragraph: add a description saying "
-                                  "what the skill does and when to use it", "warning")
-    elif not isinstance(description, str):
-        report("description", f"must be a string, got {type(description).__name__}: quote it")
-    elif not description.strip():
-        report("description", "is empty: say what the skill does and when to use it",
-               "error" if spec or rule.harness == "codex" else "warning")
-    elif spec and len(description) > MAX_DESCRIPTION:
-        report("description", f"is {len(description)} characters; the limit is {MAX_DESCRIPTION}")
-    elif not spec and rule.description_max is not None and len(text) > rule.description_max:
-        report("description", f"is {len(text)} characters; {label} refuses a skill whose description is over "
-                             f"{rule.description_max:,}: shorten it")
-    elif not spec and len(description) > MAX_DESCRIPTION:
-        report("description", f"is {len(description)} characters, over the spec's {MAX_DESCRIPTION:,}: {label} "
-                              "loads it, Codex and the spec's validator refuse it: shorten it", "warning")
-    if rule is not None and rule.harness == "claude-code" and isinstance(description, str):
-        extra = data.get("when_to_use")
-        listed = len(description.strip()) + (len(extra.strip()) + 1 if isinstance(extra, str) else 0)
-        if listed > LISTING_ENTRY_CHARS:
-            report("description", f"with when_to_use is {listed:,} characters; Claude Code's listing cuts each "
-                                  f"entry at {LISTING_ENTRY_CHARS:,}: put the key use case first", "warning")
-
-
-def _unknown_field_problems(data: Mapping[Any, Any], path: Path, strict: bool) -> list[Diagnostic]:
-    """The fields the spec does not define: errors when `strict`, else warnings (the lessons' loader ignores them)."""
-    problems = []
-    for key in data:
-        if key in KNOWN_FIELDS:
-            continue
-        problem = harnesses.unknown_field_problem(key, "spec")
-        if strict:
-            problems.append(Diagnostic(path, problem.field, f"{problem.message}: {problem.fix}", "error", problem.fix))
-        else:
-            problems.append(Diagnostic(path, problem.field, f"{problem.message}; ignored here, an error for `python -m "
-                                       f"course_utils validate`: {problem.fix}", "warning", problem.fix))
-    return problems
-
-
-def _spec_field_problems(data: Mapping[Any, Any], path: Path) -> list[Diagnostic]:
-    """The spec's rules for its optional fields: `compatibility`, `metadata`, `license`, `allowed-tools`."""
-    problems: list[Diagnostic] = []
-
-    def error(name: str, message: str) -> None:
-        problems.append(Diagnostic(path, name, message, "error", fix_in(message)))
-
-    compatibility = data.get("compatibility")
-    if compatibility is not None and not isinstance(compatibility, str):
-        error("compatibility", f"must be a string, got {type(compatibility).__name__}: quote it")
-    elif compatibility is not None and len(compatibility) > MAX_COMPATIBILITY:
-        error("compatibility", f"is {len(compatibility)} characters; the limit is {MAX_COMPATIBILITY}")
-    metadata = data.get("metadata")
-    if metadata is not None and not isinstance(metadata, dict):
-        error("metadata", f"must be a mapping of keys to text, got {type(metadata).__name__}: e.g. metadata: "
-                          "{author: you}")
-    elif metadata is not None:  # numbers, booleans and dates were read as the text written (see parse_skill)
-        bad = next(((k, v) for k, v in metadata.items() if not (isinstance(k, str) and isinstance(v, str))), None)
-        if bad:
-            error("metadata", f"{shown(bad[0])}: {shown(bad[1])} is not text: give each key one value written "
-                              "as text, e.g. tags: \"a, b\"")
-    for key in ("license", "allowed-tools"):
-        if key in data and not isinstance(data[key], str):
-            error(key, "must be a string")
-    return problems
+    if harness is not None:
+        return harnesses.frontmatter_problems(data, path, folder_name, harness)
+    return spec_problems(data, path, folder_name) + harnesses.unknown_field_diagnostics(data, path, strict)
 
 
 def parse_skill(
