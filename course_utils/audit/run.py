@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 from tqdm.auto import tqdm
 
 from course_utils.audit.config import Settings
-from course_utils.audit.checks import (listing_findings, listing_section, shown_path, validation_findings,
-                                       when_findings, when_section)
+from course_utils.audit.body import body_findings
+from course_utils.audit.checks import (claude_findings, listing_findings, listing_section, shown_path,
+                                       validation_findings, when_findings, when_section)
 from course_utils.audit.folders import Collection, collect, shadowed
 from course_utils.audit.lines import locate
 from course_utils.audit.pairs import embedding_pairs, lexical_pairs, pair_findings
@@ -338,7 +339,8 @@ def run_audit(root: Path | Sequence[Path], settings: Settings | None = None, cli
     bar.update()
     pair_section = pairs_section(client, loader, settings)
     bar.update()
-    findings = problems + listing_findings(listing, loader) + when_findings(when, loader)
+    findings = (problems + claude_findings(loader, settings.harness) + listing_findings(listing, loader)
+                + when_findings(when, loader) + body_findings(loader, found.base, settings.harness))
     for signal in pair_section.signals if pair_section else ():
         findings += pair_findings(signal, loader)
     figures: dict[str, bytes] = {}
