@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -95,15 +96,18 @@ def references(text: str) -> list[Reference]:
     return found
 
 
-def bundled_files(folder: Path) -> list[str]:
-    """The files of a skill folder the model may be pointed to, as relative POSIX paths: not SKILL.md, a file for
-    people (`FOR_PEOPLE`), a hidden file or folder, a package's `__init__.py`, or a file only the harness reads."""
-    found = []
+def bundled_files(folder: Path, skill_file: Path) -> list[str]:
+    """The files of a skill folder the model may be pointed to, as relative POSIX paths: not its `skill_file`, a
+    file for people (`FOR_PEOPLE`), a hidden file or folder, a package's `__init__.py`, or one only the harness
+    reads."""
+    found: list[str] = []
+    if [entry.name for entry in os.scandir(folder)] == [skill_file.name]:
+        return found
     for base, folders, files in os.walk(folder):
         folders[:] = sorted(f for f in folders if not f.startswith(".") and f != "__pycache__")
         for name in sorted(files):
             relative = (Path(base) / name).relative_to(folder).as_posix()
-            if (name.startswith(".") or relative == "SKILL.md" or name.upper().startswith(FOR_PEOPLE)
+            if (name.startswith(".") or relative == skill_file.name or name.upper().startswith(FOR_PEOPLE)
                     or relative in HARNESS_FILES or name.endswith(".pyc") or name == "__init__.py"):
                 continue
             found.append(relative)
@@ -144,11 +148,19 @@ def body_start(skill: Skill) -> int:
 
 @dataclass(frozen=True)
 class Where:
-    """Where findings about one skill go: its file as the report shows it, and the line its body starts on."""
+    """Where findings about one skill go: its file as the report shows it (relative to `root`), and the line its
+    body starts on; both are worked out only for a skill that has a finding."""
 
     skill: Skill
-    file: str
-    start: int
+    root: Path
+
+    @cached_property
+    def file(self) -> str:
+        return shown_path(self.skill.path, self.root)
+
+    @cached_property
+    def start(self) -> int:
+        return body_start(self.skill)
 
     def finding(self, code: str, message: str, line: int | None = None, field: str | None = None) -> Finding:
         """A finding of rule `code` about this skill, on `line` of its body (1-based), or on its `field`."""
@@ -160,9 +172,11 @@ class Where:
 def reference_findings(where: Where) -> list[Finding]:
     """SK601 for each reference of the body to a path that does not exist; SK603 for each file of the folder reached
     only through another Markdown file the body refers to (SKILL.md → a.md → b.md)."""
-    folder, found = where.skill.path.parent.resolve(), []
+    found: list[Finding] = []
     direct: dict[Path, Reference] = {}
-    for ref in references(where.skill.body):
+    refs = references(where.skill.body)
+    folder = where.skill.path.parent.resolve() if refs else where.skill.path.parent
+    for ref in refs:
         path = (folder / ref.target).resolve()
         if path.exists():
             direct.setdefault(path, ref)
@@ -212,7 +226,7 @@ def unmentioned_findings(where: Where) -> list[Finding]:
     """SK604 for each bundled file neither the body nor a file it mentions names: the model never learns of it. A
     top folder none of whose files is named is one finding, with its count."""
     folder, body = where.skill.path.parent, where.skill.body
-    files = bundled_files(folder)
+    files = bundled_files(folder, where.skill.path)
     named = [f for f in files if mentions(body, f)]
     texts = [_read(folder / f) for f in named]
     lost = [f for f in files if f not in named and not any(mentions(text, f) for text in texts)]
@@ -244,7 +258,7 @@ def body_findings(loader: SkillLoader, root: Path, harness: str) -> list[Finding
     """Every SK6xx finding on the skills of `loader`, each on its file relative to `root`."""
     found = []
     for skill in loader.skills.values():
-        where = Where(skill, shown_path(skill.path, root), body_start(skill))
+        where = Where(skill, root)
         found += (reference_findings(where) + size_findings(where) + unmentioned_findings(where)
                   + side_effect_findings(where, harness))
     return found
