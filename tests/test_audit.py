@@ -11,6 +11,7 @@ import json
 import math
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -18,7 +19,7 @@ import numpy as np
 import pytest
 from hybrid_fakes import FakeModels
 
-from course_utils.audit import RULES, render, render_html, render_text, run_audit
+from course_utils.audit import RULES, Settings, render, render_html, render_text, run_audit
 from course_utils.audit import pairs as audit_pairs
 from course_utils.audit.checks import NO_LISTING, WINDOWS, validation_code, when_check
 from course_utils.audit.lines import field_lines
@@ -26,10 +27,11 @@ from course_utils.audit.config import ConfigError, load_settings
 from course_utils.audit.pairs import bm25_matrices, closest_pairs, lexical_pairs
 from course_utils.audit.queryfiles import load_query_file
 from course_utils.audit.render import SECTIONS
-from course_utils.audit.run import attractors, summarise
+from course_utils.audit.run import attractors, selector_names, summarise, trigger_options
 from course_utils.audit.report import Confusion
 from course_utils.skills.paths import DATA_DIR, SKILLS_DIR
-from course_utils.skills.queries import QuerySetError
+from course_utils.evaluation import selectors
+from course_utils.skills.queries import QuerySetError, load_queries
 from course_utils.selection.embeddings import unit_rows
 from course_utils.scale.synthetic import render_skill_md, synthetic_skills
 from course_utils.skills.skill import Diagnostic, Skill, SkillLoader
@@ -181,13 +183,13 @@ def test_each_harness_cuts_its_listing_by_its_own_rule(tmp_path, random_embeddin
     few = synthetic_folder(tmp_path / "few", 120)
     counts = {}
     for key in WINDOWS:
-        report, _ = run_audit(few, harness=key, client=random_embeddings, progress=False, pairs="none")
+        report, _ = run_audit(few, Settings(harness=key, progress=False, pairs="none"), random_embeddings)
         counts[key] = report.listing.counts
         assert sum(counts[key].values()) == 120 and report.listing.views[0].entry_chars > 0
     assert counts["claude-code"]["name"] > 0 and counts["claude-code"]["cut"] == 0  # whole, then names only
     assert counts["codex"]["cut"] > 0 and counts["codex"]["name"] == 0  # every description shares the room
     assert counts["gemini-cli"]["whole"] == 120  # no budget of its own
-    crowded = run_audit(root, harness="codex", progress=False, pairs="none")[0].listing
+    crowded = run_audit(root, Settings(harness="codex", progress=False, pairs="none"))[0].listing
     assert crowded.counts["omitted"] > 0 and crowded.counts["cut"] == 0  # even the names overflow: some left out
     assert (crowded.budget, crowded.unit) == (5_440, "tokens")
 
@@ -196,7 +198,7 @@ def test_each_harness_cuts_its_listing_by_its_own_rule(tmp_path, random_embeddin
 
 
 def test_the_workplace_catalog(local_client):
-    report, _ = run_audit(WORKPLACE, client=local_client, progress=False, pairs="both")
+    report, _ = run_audit(WORKPLACE, Settings(progress=False, pairs="both"), local_client)
     assert report.skills == 14 and report.validation.findings == ()
     assert report.listing.counts["whole"] == 14
     assert report.listing.context_share == pytest.approx(report.listing.listing_tokens / 200_000)
@@ -216,8 +218,8 @@ def test_the_trigger_evaluation_names_unknown_skills_and_shows_what_fired_instea
     queries = tmp_path / "queries.yaml"
     queries.write_text((DATA_DIR / "dev" / "trigger_dev.yaml").read_text(encoding="utf-8") + (
         "- {query: Book me a meeting room, expected: room-booker, kind: positive, lang: en}\n"), encoding="utf-8")
-    report, figures = run_audit(WORKPLACE, queries_file=queries, client=scripted_client(local_client),
-                                selectors=["model", "similarity"], progress=False, pairs="lexical")
+    report, figures = run_audit(WORKPLACE, Settings(queries=queries, selectors=("model", "similarity"), progress=False,
+                                                    pairs="lexical"), scripted_client(local_client))
     trigger = report.trigger
     assert [u.expected for u in trigger.unknown] == ["room-booker"] and trigger.format == "course"
     assert trigger.queries == 45 and [r.selector for r in trigger.selectors] == ["model", "similarity"]
@@ -233,13 +235,13 @@ def test_the_trigger_evaluation_names_unknown_skills_and_shows_what_fired_instea
 
 def test_the_gate_is_on_the_wilson_lower_bound_not_the_point_estimate(local_client, tmp_path):
     """The scripted model is always wrong but on one skill; similarity is judged on its interval's lower bound."""
-    report, _ = run_audit(WORKPLACE, queries_file=DATA_DIR / "dev" / "trigger_dev.yaml", selectors=["similarity"],
-                          client=scripted_client(local_client), progress=False, pairs="none", min_accuracy=0.0)
+    settings = Settings(queries=DATA_DIR / "dev" / "trigger_dev.yaml", selectors=("similarity",), progress=False,
+                        pairs="none")
+    report, _ = run_audit(WORKPLACE, replace(settings, min_accuracy=0.0), scripted_client(local_client))
     rate = report.trigger.gate.rows[0][1]
     assert report.trigger.gate.passed and "SK501" not in codes(report)
     between = (rate.low + rate.value) / 2  # above the lower bound, below the point estimate: the gate fails
-    report, _ = run_audit(WORKPLACE, queries_file=DATA_DIR / "dev" / "trigger_dev.yaml", selectors=["similarity"],
-                          client=scripted_client(local_client), progress=False, pairs="none", min_accuracy=between)
+    report, _ = run_audit(WORKPLACE, replace(settings, min_accuracy=between), scripted_client(local_client))
     assert rate.value > between and not report.trigger.gate.passed
     assert "SK501" in codes(report) and report.summary[0].code == "SK501"
 
@@ -293,8 +295,8 @@ def test_bad_input_is_named_and_the_rest_audited(messy, tmp_path, local_client):
     queries.write_text("- {query: Match these invoices, expected: invoice-matcher, kind: positive, lang: en}\n"
                        "- {query: Book leave, expected: leave-booker, kind: positive, lang: en}\n", encoding="utf-8")
     before = snapshot(messy)
-    report, _ = run_audit(messy, queries_file=queries, client=scripted_client(local_client), selectors=["similarity"],
-                          progress=False)
+    report, _ = run_audit(messy, Settings(queries=queries, selectors=("similarity",), progress=False),
+                          scripted_client(local_client))
     assert snapshot(messy) == before  # read-only
     problems = {f.file: f for f in report.validation.findings}
     assert problems["locked/SKILL.md"].code == "SK006" and "cannot be read" in problems["locked/SKILL.md"].message
@@ -312,14 +314,14 @@ def test_bad_input_is_named_and_the_rest_audited(messy, tmp_path, local_client):
 
 def test_one_skill_folder_is_audited_as_itself(tmp_path, local_client):
     write_skill(tmp_path, "csv-profiler", "Profiles CSV files.")
-    report, _ = run_audit(tmp_path / "csv-profiler", client=local_client, progress=False)
+    report, _ = run_audit(tmp_path / "csv-profiler", Settings(progress=False), local_client)
     assert report.skills == 1 and report.pairs is None and report.when.without_when == 1
     assert [f.code for f in report.summary] == ["SK101", "SK102"]
     assert report.summary[0].file == "SKILL.md" and (Path(report.folder) / report.summary[0].file).is_file()
 
 
 def test_an_empty_folder_says_so(tmp_path, local_client):
-    report, _ = run_audit(tmp_path, client=local_client, progress=False)
+    report, _ = run_audit(tmp_path, Settings(progress=False), local_client)
     assert report.skills == 0 and [f.code for f in report.summary] == ["SK008"]
 
 
@@ -327,13 +329,13 @@ def test_a_broken_query_file_cannot_run(tmp_path, local_client):
     queries = tmp_path / "queries.yaml"
     queries.write_text("- {query: no label}\n", encoding="utf-8")
     with pytest.raises(QuerySetError, match="missing"):
-        run_audit(WORKPLACE, queries_file=queries, client=local_client, progress=False)
+        run_audit(WORKPLACE, Settings(queries=queries, progress=False), local_client)
 
 
 def test_ten_thousand_skills_are_audited_without_a_model(tmp_path, random_embeddings):
     """The structure of a huge folder's audit; its time is measured in docs/lab/audit.md, not here."""
     root = synthetic_folder(tmp_path / "skills", 10_000)
-    report, figures = run_audit(root, client=random_embeddings, progress=False, pairs="both")
+    report, figures = run_audit(root, Settings(progress=False, pairs="both"), random_embeddings)
     assert report.skills == 10_000 and report.pairs.signal("embedding").pair_count == 10_000 * 9_999 // 2
     assert report.pairs.signal("lexical").pair_count == 10_000 * 9_999 // 2
     assert report.listing.counts["name"] > 9_000
@@ -346,7 +348,7 @@ def test_the_page_escapes_what_the_skills_say(tmp_path, local_client):
     root = tmp_path / "skills"
     write_skill(root, "one", "Shows <script>alert(1)</script>. Use when testing.")
     write_skill(root, "two", "Another & more. Use when testing.")
-    html = render_html(run_audit(root, client=local_client, progress=False, pairs="both")[0])
+    html = render_html(run_audit(root, Settings(progress=False, pairs="both"), local_client)[0])
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
@@ -367,7 +369,7 @@ def unfinished(tmp_path):
 
 def test_sarif_is_valid_sarif_2_1_0(unfinished):
     jsonschema = pytest.importorskip("jsonschema")
-    report, _ = run_audit(unfinished, progress=False, pairs="lexical")
+    report, _ = run_audit(unfinished, Settings(progress=False, pairs="lexical"))
     log = json.loads(render(report, "sarif"))
     jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))).validate(log)
     results = log["runs"][0]["results"]
@@ -381,7 +383,7 @@ def test_sarif_is_valid_sarif_2_1_0(unfinished):
 
 
 def test_github_annotations_and_json(unfinished):
-    report, _ = run_audit(unfinished, progress=False, pairs="lexical")
+    report, _ = run_audit(unfinished, Settings(progress=False, pairs="lexical"))
     lines = render(report, "github").splitlines()
     assert lines[0].startswith(f"::error file={unfinished}/odd/SKILL.md,line=2,title=SK002 name-invalid::")
     assert any(line.startswith(f"::warning file={unfinished}/pdf-filler/SKILL.md,line=3,") and "SK101" in line
@@ -491,7 +493,7 @@ def test_changed_audits_only_the_skills_a_change_touched(tmp_path, capsys):
 
 
 def test_the_summary_names_one_wording_finding_per_rule(unfinished):
-    report, _ = run_audit(unfinished, progress=False, pairs="lexical")
+    report, _ = run_audit(unfinished, Settings(progress=False, pairs="lexical"))
     assert len(summarise(report.findings)) == len({f.code for f in report.findings})
 
 
@@ -505,8 +507,9 @@ def test_the_pair_rule_says_when_it_cannot_fire():
 
 def test_confusion_joins_three_signals(local_client):
     """Lexical and embedding pairs, and what the scripted model confused, in one table per pair."""
-    report, _ = run_audit(WORKPLACE, queries_file=DATA_DIR / "dev" / "trigger_dev.yaml", selectors=["model"],
-                          client=scripted_client(local_client), progress=False, pairs="both")
+    settings = Settings(queries=DATA_DIR / "dev" / "trigger_dev.yaml", selectors=("model",), progress=False,
+                        pairs="both")
+    report, _ = run_audit(WORKPLACE, settings, scripted_client(local_client))
     rows = {frozenset((c.a, c.b)): c for c in report.confusable}
     near = rows[frozenset(("hr-policy-qa", "leave-balance-calculator"))]
     assert near.lexical_z is not None and near.embedding_z is not None and near.observed is not None
@@ -551,8 +554,9 @@ def test_the_gate_fails_the_command_and_waits_for_queries(tmp_path, monkeypatch,
 def test_changed_evaluates_only_the_queries_that_name_a_touched_skill(local_client):
     dev = DATA_DIR / "dev" / "trigger_dev.yaml"
     wanted = sum(q.expected == "leave-balance-calculator" for q in load_query_file(dev).queries)
-    report, _ = run_audit(WORKPLACE, queries_file=dev, selectors=["similarity"], client=scripted_client(local_client),
-                          progress=False, pairs="lexical", only={"leave-balance-calculator"})
+    settings = Settings(queries=dev, selectors=("similarity",), progress=False, pairs="lexical",
+                        only=frozenset({"leave-balance-calculator"}))
+    report, _ = run_audit(WORKPLACE, settings, scripted_client(local_client))
     assert report.trigger.queries == wanted > 0 and report.changed == ("leave-balance-calculator",)
     assert all("leave-balance-calculator" in (f.skill, f.other) for f in report.findings)
 
@@ -610,7 +614,7 @@ def test_real_claude_code_skills_are_valid_and_listed_as_claude_code_lists_them(
 def test_the_spec_harness_simulates_no_listing_and_says_so(tmp_path, capsys):
     root = tmp_path / "skills"
     write_skill(root, "csv-profiler", "Profiles CSV files. Use when someone shares an export. Not for SQL.")
-    report, _ = run_audit(root, harness="spec", progress=False, pairs="none")
+    report, _ = run_audit(root, Settings(harness="spec", progress=False, pairs="none"))
     assert report.listing.reason == NO_LISTING and not any(f.code.startswith("SK2") for f in report.findings)
     assert f"Listing (spec): none. {NO_LISTING}" in render_text(report).splitlines()
     assert json.loads(render(report, "json"))["listing"] == {"harness": "spec", "reason": NO_LISTING}
@@ -632,6 +636,37 @@ def test_a_yaml_error_is_on_its_own_line(tmp_path):
     root = tmp_path / "skills"
     (root / "broken").mkdir(parents=True)
     (root / "broken" / "SKILL.md").write_text("---\nname: broken\ndescription: a: b\n---\nbody\n", encoding="utf-8")
-    report, _ = run_audit(root, progress=False, pairs="none")
+    report, _ = run_audit(root, Settings(progress=False, pairs="none"))
     broken = next(f for f in report.findings if f.code == "SK001")
     assert (broken.file, broken.line) == (str(Path("broken") / "SKILL.md"), 3)
+
+
+def test_selectors_are_those_eval_trigger_accepts(tmp_path, capsys):
+    root = tmp_path / "skills"
+    write_skill(root, "csv-profiler", "Profiles CSV files. Use when someone shares an export. Not for SQL.")
+    dev = str(DATA_DIR / "dev" / "trigger_dev.yaml")
+    every = ",".join(selectors.choices())
+    for text in (every, "recommended"):
+        assert main(["audit", str(root), "--pairs", "lexical", "--selectors", text, "--dev", dev]) == 0
+    assert selector_names(Settings(selectors=("recommended",))) == [selectors.RECOMMENDED]
+    assert selector_names(Settings(dev=Path(dev))) == selectors.available(dev=True)
+    capsys.readouterr()
+    assert main(["audit", str(root), "--pairs", "lexical", "--selectors", "oracle"]) == 2
+    assert "audit: error: unknown selector oracle: choose among" in capsys.readouterr().err
+    assert main(["audit", str(root), "--pairs", "lexical", "--selectors", "gated"]) == 2
+    assert "fits its gate on development queries: give --dev FILE" in capsys.readouterr().err
+
+
+def test_the_dev_queries_reach_the_selectors_as_eval_trigger_passes_them(monkeypatch):
+    """With --dev the audit's options carry what was chosen there and the queries themselves, which the scorer
+    (`Entry.dev`) fits on."""
+    import course_utils.evaluation.trigger as trigger
+
+    chosen = SimpleNamespace(k=1, threshold=0.42, gate="the gate")
+    monkeypatch.setattr(trigger, "choose_on_dev", lambda client, loader, dev, **kwargs: chosen)
+    loader = SkillLoader.from_root(WORKPLACE)
+    dev = DATA_DIR / "dev" / "trigger_dev.yaml"
+    options = trigger_options(None, loader, Settings(dev=dev, k=3))
+    assert (options.k, options.threshold, options.gate) == (1, 0.42, "the gate")
+    assert options.dev == tuple(load_queries(dev, loader.names)) and options.dev
+    assert trigger_options(None, loader, Settings(k=4)) == trigger.Options(k=4)

@@ -8,7 +8,7 @@ import pytest
 from test_audit import WORKPLACE, scripted_client
 from test_browser import CHROMIUM_ARGS, chromium  # noqa: F401 - the fixture that checks Chromium is there
 
-from course_utils.audit import render_html, run_audit
+from course_utils.audit import Settings, render_html, run_audit
 from course_utils.audit.render import SECTIONS
 from course_utils.skills.paths import DATA_DIR
 
@@ -17,9 +17,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 @pytest.fixture
 def report_page(tmp_path, local_client):
-    report, figures = run_audit(WORKPLACE, queries_file=DATA_DIR / "dev" / "trigger_dev.yaml",
-                                selectors=["model", "similarity"], client=scripted_client(local_client),
-                                progress=False)
+    settings = Settings(queries=DATA_DIR / "dev" / "trigger_dev.yaml", selectors=("model", "similarity"),
+                        progress=False)
+    report, figures = run_audit(WORKPLACE, settings, scripted_client(local_client))
     page = tmp_path / "audit.html"
     page.write_text(render_html(report, figures), encoding="utf-8")
     return page, report
@@ -63,7 +63,7 @@ def test_the_listing_section_shows_what_the_model_sees_in_chromium(chromium, tmp
 
     pages = {}
     for harness in ("claude-code", "spec"):
-        report, figures = run_audit(CLAUDE_SKILLS, harness=harness, pairs="lexical", progress=False)
+        report, figures = run_audit(CLAUDE_SKILLS, Settings(harness=harness, pairs="lexical", progress=False))
         pages[harness] = tmp_path / f"{harness}.html"
         pages[harness].write_text(render_html(report, figures), encoding="utf-8")
     with sync_playwright() as playwright:

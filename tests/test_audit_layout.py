@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from course_utils.audit import render, run_audit
+from course_utils.audit import Settings, render, run_audit
 from course_utils.cli.main import main
 
 
@@ -23,7 +23,7 @@ def write_skill(folder: Path, name: str | None = None) -> Path:
 def test_a_duplicate_name_is_an_error_naming_the_kept_and_the_shadowed_file(tmp_path, capsys):
     write_skill(tmp_path / "a", "same")
     write_skill(tmp_path / "b", "same")
-    report, _ = run_audit(tmp_path, pairs="none", progress=False)
+    report, _ = run_audit(tmp_path, Settings(pairs="none", progress=False))
     [shadow] = [f for f in report.findings if f.code == "SK010"]
     assert shadow.severity == "error" and shadow.file == "b/SKILL.md" and shadow.line == 2
     assert "b/SKILL.md is shadowed by a/SKILL.md" in shadow.message and "Claude Code" in shadow.message
@@ -36,7 +36,7 @@ def test_several_paths_are_one_catalog_and_their_duplicates_are_found(tmp_path):
     write_skill(tmp_path / "team-a" / "same")
     write_skill(tmp_path / "team-b" / "same")
     write_skill(tmp_path / "team-b" / "other")
-    report, _ = run_audit([tmp_path / "team-a", tmp_path / "team-b"], pairs="none", progress=False)
+    report, _ = run_audit([tmp_path / "team-a", tmp_path / "team-b"], Settings(pairs="none", progress=False))
     assert report.skills == 2 and Path(report.folder) == tmp_path
     [shadow] = [f for f in report.findings if f.code == "SK010"]
     assert shadow.file == "team-b/same/SKILL.md" and "team-a/same/SKILL.md" in shadow.message
@@ -50,8 +50,10 @@ def test_a_repository_is_searched_for_every_skills_folder(tmp_path):
     write_skill(tmp_path / "catalog/writing/epsilon/templates/not-loaded")  # a skill's own file, not a skill
     write_skill(tmp_path / "node_modules/pkg/skills/not-ours")
     (tmp_path / "docs").mkdir()
-    report, _ = run_audit(tmp_path, pairs="none", progress=False)
-    assert report.skills == 5 and report.findings == ()
+    report, _ = run_audit(tmp_path, Settings(pairs="none", progress=False))
+    assert report.skills == 5
+    assert [f.message for f in report.findings] == [  # the bundled template is a file the body never names
+        "epsilon's folder holds templates/, which its SKILL.md never mentions"]
     assert [f.path for f in report.folders] == [".claude/skills", ".codex/skills", "catalog/writing",
                                                 "plugins/p1/skills", "plugins/p2/skills"]
     assert "Skills folders: .claude/skills (1)," in render(report, "text")
@@ -68,7 +70,7 @@ def test_a_path_with_no_skill_cannot_run(tmp_path, capsys):
 
 def test_a_finding_about_the_folder_itself_names_it_once(tmp_path):
     (tmp_path / "empty").mkdir()
-    report, _ = run_audit(tmp_path / "empty", pairs="none", progress=False)
+    report, _ = run_audit(tmp_path / "empty", Settings(pairs="none", progress=False))
     assert [f.file for f in report.findings] == [None]
     for format in ("text", "github", "sarif"):
         assert "empty/empty" not in render(report, format)
@@ -92,7 +94,7 @@ def test_fix_first_ranks_by_severity_then_count_with_repeats_merged(tmp_path):
         encoding="utf-8")  # SK002 error too
     write_skill(tmp_path / "plain").write_text("---\nname: plain\ndescription: Does plain.\n---\nBody.\n",
                                                 encoding="utf-8")  # SK101 warning, SK102 info
-    report, _ = run_audit(tmp_path, harness="spec", pairs="none", progress=False)
+    report, _ = run_audit(tmp_path, Settings(harness="spec", pairs="none", progress=False))
     assert [(f.code, f.count) for f in report.summary] == [("SK004", 4), ("SK002", 1), ("SK101", 1),
                                                            ("SK102", 1)]
     assert "1. SK004 ×4 " in render(report, "text")
@@ -109,9 +111,9 @@ def test_should_be_used_when_says_when():
 def test_a_byte_order_mark_under_the_spec_is_rejected_as_skills_ref_rejects_it(tmp_path):
     path = write_skill(tmp_path / "bom")
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
-    spec, _ = run_audit(tmp_path, harness="spec", pairs="none", progress=False)
+    spec, _ = run_audit(tmp_path, Settings(harness="spec", pairs="none", progress=False))
     assert [(f.code, f.severity) for f in spec.findings] == [("SK001", "error")] and spec.skills == 0
-    claude, _ = run_audit(tmp_path, harness="claude-code", pairs="none", progress=False)
+    claude, _ = run_audit(tmp_path, Settings(harness="claude-code", pairs="none", progress=False))
     assert [(f.code, f.severity) for f in claude.findings] == [("SK009", "info")] and claude.skills == 1
 
 
@@ -119,7 +121,7 @@ def test_the_page_says_a_listing_in_characters_once(tmp_path):
     from course_utils.audit import render_html
 
     write_skill(tmp_path / "alpha")
-    report, _ = run_audit(tmp_path, pairs="none", progress=False)
+    report, _ = run_audit(tmp_path, Settings(pairs="none", progress=False))
     page = render_html(report)
     used = f"{report.listing.used:,} characters"
     assert f"takes {used}, about" in page and f"{used}, {used}" not in page

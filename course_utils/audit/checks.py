@@ -1,4 +1,5 @@
-"""The checks of `audit` that need no model: validation, the listing a harness cuts, the "when" rule.
+"""The checks of `audit` that need no model: validation, a harness's own rules on names and descriptions, the
+listing a harness cuts, the "when" rule.
 
 Each check returns a typed section (`course_utils.audit.report`) and the findings it makes, each under a rule
 of `course_utils.audit.rules`, its fix taken from the rule. `pairs.py` holds the checks on pairs of skills.
@@ -76,6 +77,33 @@ def shown_path(path: Path, root: Path) -> str:
         return str(relative) if relative.parts else str(path)
     except ValueError:
         return str(path)
+
+
+# ---------------------------------------------------------------------------------------------- a harness's own rules
+
+
+RESERVED_WORDS = ("anthropic", "claude")
+"""Words Anthropic's best practices reserve in a skill's name (SK011)."""
+MARKUP = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")
+"""An XML or HTML tag: `<` (or `</`) right before a letter, up to its `>` (SK012); `a < b > c` is no tag."""
+
+
+def claude_findings(loader: SkillLoader, harness: str) -> list[Finding]:
+    """Under Claude Code, SK011 for a name with a reserved word and SK012 for a description holding a tag."""
+    if harness != "claude-code":
+        return []
+    found = []
+    for skill in loader.skills.values():
+        where = dict(file=shown_path(skill.path, skill.path.parent.parent), skill=skill.name)
+        if words := [w for w in RESERVED_WORDS if w in skill.name.lower()]:
+            found.append(Finding("SK011", RULES["SK011"].severity,
+                                 f"{skill.name}'s name contains the reserved word {words[0]!r}", RULES["SK011"].fix,
+                                 "validation", skill.name, field="name", **where))
+        if tag := MARKUP.search(skill.description):
+            found.append(Finding("SK012", RULES["SK012"].severity,
+                                 f"{skill.name}'s description holds the tag {tag.group(0)!r}", RULES["SK012"].fix,
+                                 "validation", skill.name, field="description", **where))
+    return found
 
 
 # ---------------------------------------------------------------------------------------------- listing

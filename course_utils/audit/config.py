@@ -13,7 +13,7 @@ The command line overrides each setting it names.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,11 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Settings:
+    """How one audit runs: the rules, the failing severity, the harness, the pairs signal and the gate (what
+    `[tool.skill-audit]` may set), then what only a run gives: the context window, the query file (and the skill a
+    skill-creator eval set is for), the development queries, the selectors (empty: every one that can run), the
+    hybrid's k, the skills `--changed` touched (None: all), decisions asked at once, and whether to show progress."""
+
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     fail_on: str = "error"
@@ -35,7 +40,15 @@ class Settings:
     pairs: str = "embedding"
     min_accuracy: float | None = None
     source: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    context_tokens: int | None = None
+    queries: Path | None = None
+    query_skill: str | None = None
+    dev: Path | None = None
+    selectors: tuple[str, ...] = ()
+    k: int = 3
+    only: frozenset[str] | None = None
+    concurrency: int = 1
+    progress: bool = True
 
     def override(self, **values: Any) -> Settings:
         """These settings with every value that is not None replaced."""

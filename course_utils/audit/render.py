@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,8 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 TOOL_NAME = "skill-audit"
 SECTIONS = (("summary", "Summary: the most useful fixes"), ("findings", "Findings"), ("validation", "Validation"),
-            ("listing", "Listing"), ("when", "What, when and not for"), ("pairs", "Pairs likely to be confused"),
-            ("trigger", "Trigger evaluation"))
+            ("body", "Body and bundled files"), ("listing", "Listing"), ("when", "What, when and not for"),
+            ("pairs", "Pairs likely to be confused"), ("trigger", "Trigger evaluation"))
 MAX_ROWS = 200
 """Rows a table shows before it says how many more the JSON report holds."""
 MAX_TEXT_ROWS = 10
@@ -40,6 +41,7 @@ def render_text(report: AuditReport) -> str:
     if report.changed is not None:
         lines.append(f"Changed skills only: {', '.join(report.changed) or '(none)'}")
     lines += [f"{_where(report.folder, f)}: {f.code} [{f.severity}] {f.message}" for f in report.findings]
+    lines.append(body_line(report))
     lines += listing_lines(report.listing)
     if not report.summary:
         lines.append("No fix to suggest: every check passed.")
@@ -52,6 +54,21 @@ def render_text(report: AuditReport) -> str:
         lines.append(f"Gate: accuracy's 95 % lower bound ≥ {gate.min_accuracy:.2f}: "
                      + ("passed" if gate.passed else "failed"))
     return "\n".join(lines)
+
+
+def body_findings(report: AuditReport) -> list[Finding]:
+    """The findings on the skills' bodies and bundled files (SK6xx)."""
+    return [f for f in report.findings if f.section == "body"]
+
+
+def body_line(report: AuditReport) -> str:
+    """The body section in text: how many findings on how many skills, by rule."""
+    found = body_findings(report)
+    if not found:
+        return "Body and bundled files: no finding."
+    codes = Counter(f.code for f in found)
+    return (f"Body and bundled files: {len(found):,} finding(s) on {len({f.skill for f in found}):,} skill(s) ("
+            + ", ".join(f"{code} {RULES[code].name} ×{n:,}" for code, n in sorted(codes.items())) + ")")
 
 
 def times(finding: Finding) -> str:
@@ -173,4 +190,4 @@ def render_html(report: AuditReport, figures: dict[str, bytes] | None = None) ->
                               trim_blocks=True, lstrip_blocks=True)
     return environment.get_template("report.html.j2").render(
         report=report, sections=SECTIONS, images=images, rules=RULES, max_rows=MAX_ROWS, seen_words=SEEN_WORDS,
-        times=times)
+        times=times, body=body_findings(report))

@@ -1,8 +1,9 @@
 """The audit's rules: a stable code, a severity, what the rule reads and the fix, as a linter states them.
 
-Codes are grouped by what they read: SK0xx the skill file (the reference validator's verdicts), SK1xx the
-description's wording, SK2xx the listing a harness builds, SK3xx pairs of descriptions, SK4xx observed
-triggering (needs a query file), SK5xx the quality gate. A code never changes meaning; a retired rule keeps
+Codes are grouped by what they read: SK0xx the skill file (the reference validator's verdicts, and a harness's
+own rules on the name and the description), SK1xx the description's wording, SK2xx the listing a harness builds,
+SK3xx pairs of descriptions, SK4xx observed triggering (needs a query file), SK5xx the quality gate, SK6xx the
+body and the folder's other files. A code never changes meaning; a retired rule keeps
 its code unused. `python -m course_utils audit --explain CODE` prints a rule.
 """
 from __future__ import annotations
@@ -88,6 +89,20 @@ _RULES = (
          "on the harness's precedence (Claude Code: enterprise, then personal, then project), not on the files.",
          "Rename one of the two skills (its `name` and its folder), or remove the copy that should not load.",
          "validation"),
+    Rule("SK011", "name-reserved-word", "warning",
+         "Under Claude Code, the name contains a word Anthropic reserves: 'anthropic' or 'claude'.",
+         "Anthropic's skill authoring best practices (https://platform.claude.com/docs/en/agents-and-tools/"
+         "agent-skills/best-practices) say a name \"Cannot contain reserved words: 'anthropic', 'claude'\": Claude's "
+         "apps and API refuse such a skill, though Claude Code may load it.",
+         "Rename the skill (its `name` and its folder) without the reserved word: name what it does, not the harness.",
+         "validation"),
+    Rule("SK012", "description-markup", "warning",
+         "Under Claude Code, the description holds an XML or HTML tag (`<example>`, `</b>`, a `<slug>` placeholder).",
+         "Anthropic's skill authoring best practices (https://platform.claude.com/docs/en/agents-and-tools/"
+         "agent-skills/best-practices) say a description \"Cannot contain XML tags\": the description goes into the "
+         "system prompt, where a tag reads as structure, and Claude's apps refuse the skill.",
+         "Write the description as plain text: a placeholder in braces ({slug}) or words instead of a tag.",
+         "validation"),
     Rule("SK101", "description-says-what-not-when", "warning",
          "The description (under Claude Code, with its `when_to_use`, which Claude Code lists with it) says what "
          "the skill does but holds no trigger clause ('Use when …', 'whenever', 'if the user …', 'à utiliser "
@@ -142,6 +157,45 @@ _RULES = (
          "The gate is on what the sample can vouch for, not on the point estimate: a small query set passes only "
          "when even its pessimistic bound clears the bar.",
          "Fix the confusions the report shows, or add queries: a larger sample narrows the interval.", "trigger"),
+    Rule("SK601", "reference-missing", "warning",
+         "The body links to a relative path (`[x](references/x.md)`), or names a file under `scripts/`, `references/` "
+         "or `assets/`, that does not exist. URLs, anchors, fenced code and the bare paths of a line giving examples "
+         "('e.g.', 'for example', 'Examples:', 'would') are not read.",
+         "The model follows the reference and finds nothing: the step it was sent to is lost. The Agent Skills "
+         "specification (https://agentskills.io/specification) has a body refer to its files by relative paths from "
+         "the skill's root.",
+         "Add the file to the skill's folder at that path, or correct the path, or remove the reference.", "body"),
+    Rule("SK602", "body-too-long", "warning",
+         "The SKILL.md body is over 500 lines, or over 5,000 tokens by the estimate of 4 characters per token "
+         "(`course_utils.skills.tokens.estimate_tokens`; a tokenizer counts differently).",
+         "The whole body enters the context when the skill is chosen. Anthropic's skill authoring best practices "
+         "(https://platform.claude.com/docs/en/agents-and-tools/agent-skills/best-practices): \"Keep SKILL.md body "
+         "under 500 lines\"; the Agent Skills specification (https://agentskills.io/specification): instructions "
+         "\"< 5000 tokens recommended\".",
+         "Move what a run needs only sometimes into files under `references/`, one level from SKILL.md, each linked "
+         "with a line saying when to read it.", "body"),
+    Rule("SK603", "reference-nested", "info",
+         "A file of the skill's folder is reached only through another file the body refers to (SKILL.md → a.md → "
+         "b.md), never from SKILL.md itself.",
+         "Anthropic's skill authoring best practices (https://platform.claude.com/docs/en/agents-and-tools/"
+         "agent-skills/best-practices): \"Keep references one level deep from SKILL.md\"; a model may read a "
+         "file it reached that way only in part.",
+         "Link the file from SKILL.md directly, saying when to read it.", "body"),
+    Rule("SK604", "bundled-file-unmentioned", "info",
+         "A file of the skill's folder (not SKILL.md, a LICENSE, a hidden file, or a harness's own metadata such as "
+         "Codex's `agents/openai.yaml`) is named neither by the body nor by a file the body names: not its path, "
+         "its file name, nor its folder.",
+         "The model learns of a bundled file only from the body: a file nothing names is never read nor run, and "
+         "ships as dead weight.",
+         "Name the file in the body, saying when to read or run it, or remove it from the skill's folder.", "body"),
+    Rule("SK605", "side-effect-open-to-model", "warning",
+         "Under Claude Code, the description says the skill deploys, publishes, sends, posts, pushes or deletes, "
+         "the body's prose says to do it, and `disable-model-invocation: true` is not set.",
+         "Claude Code's skills documentation (https://code.claude.com/docs/en/skills) gives "
+         "`disable-model-invocation: true` for workflows with side effects whose timing you control (deploy, "
+         "commit, send a message): without it the model may start the skill on a request that only resembles it.",
+         "Add `disable-model-invocation: true` to the frontmatter, so that only you start the skill (/name).",
+         "body"),
 )
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}

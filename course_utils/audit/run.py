@@ -14,12 +14,14 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
-from course_utils.audit.checks import (listing_findings, listing_section, shown_path, validation_findings,
-                                       when_findings, when_section)
+from course_utils.audit.config import Settings
+from course_utils.audit.body import body_findings
+from course_utils.audit.checks import (claude_findings, listing_findings, listing_section, shown_path,
+                                       validation_findings, when_findings, when_section)
 from course_utils.audit.folders import Collection, collect, shadowed
 from course_utils.audit.lines import locate
 from course_utils.audit.pairs import embedding_pairs, lexical_pairs, pair_findings
@@ -41,8 +43,11 @@ from course_utils.audit.report import (
 )
 from course_utils.audit.rules import RULES, SEVERITIES, matches
 from course_utils.evaluation.outcomes import Report
-from course_utils.skills.queries import LabelledQuery, QuerySetError
+from course_utils.skills.queries import LabelledQuery, QuerySetError, load_queries
 from course_utils.skills.skill import Diagnostic, SkillLoader
+
+if TYPE_CHECKING:
+    from course_utils.evaluation.trigger import Options, TriggerRun
 
 RATE_COLUMNS = (("accuracy", "accuracy"), ("positive_accuracy", "must trigger"), ("none_accuracy", "must not"))
 SUMMARY_COUNT = 5
@@ -138,8 +143,7 @@ def confusable_pairs(pairs: PairsSection | None, trigger: TriggerSection | None)
     observed: Counter[frozenset[str]] = Counter()
     evaluated = trigger is not None and bool(trigger.selectors)
     if evaluated:
-        best = max(trigger.selectors, key=lambda r: r.rates["accuracy"].value or 0)
-        for c in best.confusions:
+        for c in most_accurate(trigger.selectors).confusions:
             if c.expected and c.got:
                 observed[frozenset((c.expected, c.got))] += c.count
     rows = []
@@ -153,49 +157,79 @@ def confusable_pairs(pairs: PairsSection | None, trigger: TriggerSection | None)
                                              r.a, r.b)))
 
 
-def trigger_section(client: Any, loader: SkillLoader, queries_file: Path, file: QueryFile, only: set[str] | None,
-                    selectors: list[str], k: int, dev_file: Path | None,
-                    min_accuracy: float | None, concurrency: int = 1) -> tuple[TriggerSection, dict[str, bytes]]:
-    """The course's trigger evaluation on the audited catalog: rates with intervals, cost, confusions,
-    attractors, the gate; with `dev_file`, the threshold, k and the gated hybrid's gate are chosen there first.
-    `concurrency`: decisions asked at once (`trigger.run_selectors`)."""
-    from course_utils.evaluation.trigger import build_selectors, choices_from_dev, histogram_figure, run_selectors
+def trigger_options(client: Any, loader: SkillLoader, settings: Settings) -> Options:
+    """The evaluation's options: `settings.k`; with development queries, the threshold, k and the gate chosen on
+    them, and the queries themselves for a selector that fits on them, as `eval-trigger --dev` does."""
+    from course_utils.evaluation.trigger import K_CANDIDATES, Options, choose_on_dev, chosen_on_dev
 
-    kept, unknown = split_queries(file.queries, set(loader.names))
-    if only is not None:  # --changed: the queries that name a touched skill
-        kept = [i for i in kept if file.queries[i].expected in only]
-    queries = [file.queries[i] for i in kept]
-    acceptable = {file.queries[i].query: file.acceptable[i] for i in kept}
-    base = dict(file=str(queries_file), format=file.format, queries=len(queries), unknown=tuple(unknown))
-    if not queries or not loader.skills:
-        why = ("no valid skill" if not loader.skills else "no query names a skill the change touched"
-               if only is not None else "every query names a skill not in the folder")
-        return TriggerSection(**base, error=f"no query to evaluate: {why}", setup={}), {}
-    threshold, gate = None, None
-    if dev_file is not None:
-        choices = choices_from_dev(client, loader, dev_file, progress=False)
-        k, threshold, gate = choices.k, choices.threshold, choices.gate
-    chosen = build_selectors(client, loader, selectors, k=k, threshold=threshold, gate=gate)
-    run = run_selectors(chosen, queries, concurrency=concurrency)
+    options = Options(k=settings.k)
+    if settings.dev is None:
+        return options
+    dev = load_queries(settings.dev, loader.names)
+    return chosen_on_dev(options, choose_on_dev(client, loader, dev, ks=K_CANDIDATES, progress=False), dev)
+
+
+def selector_rows(run: TriggerRun, acceptable: dict[str, tuple[str, ...]]) -> tuple[SelectorResult, ...]:
+    """One row per selector that ran: its rates with intervals, its cost, and which skill fired instead."""
     rows = []
     for report in run.reports:
         rates = {key: RateValue.of(label, report.rate(key)) for key, label in RATE_COLUMNS}
         rows.append(SelectorResult(report.selector, rates, report.mean_prompt_tokens, report.seconds_per_decision,
                                    report.errors, confusions(report, acceptable), report.to_dict()))
-    best = max(rows, key=lambda r: r.rates["accuracy"].value or 0)
-    verdict = None
-    if min_accuracy is not None:
-        gated = tuple((r.selector, r.rates["accuracy"]) for r in rows)
-        verdict = Gate(min_accuracy, all((rate.low or 0) >= min_accuracy for _, rate in gated), gated)
+    return tuple(rows)
+
+
+def gate(rows: Sequence[SelectorResult], min_accuracy: float | None) -> Gate | None:
+    """`--min-accuracy` on each selector's accuracy, judged on its Wilson lower bound; None without a gate."""
+    if min_accuracy is None:
+        return None
+    gated = tuple((r.selector, r.rates["accuracy"]) for r in rows)
+    return Gate(min_accuracy, all((rate.low or 0) >= min_accuracy for _, rate in gated), gated)
+
+
+def trigger_section(client: Any, loader: SkillLoader, file: QueryFile, settings: Settings
+                    ) -> tuple[TriggerSection, dict[str, bytes]]:
+    """The course's trigger evaluation of `settings.queries` (read as `file`) on the audited catalog: rates with
+    intervals, cost, confusions, attractors, the gate; with development queries, chosen there first
+    (`trigger_options`). `settings.concurrency`: decisions asked at once (`trigger.run_selectors`)."""
+    from course_utils.evaluation.trigger import build_selectors, histogram_figure, run_selectors
+
+    kept, unknown = split_queries(file.queries, set(loader.names))
+    if settings.only is not None:  # --changed: the queries that name a touched skill
+        kept = [i for i in kept if file.queries[i].expected in settings.only]
+    queries = [file.queries[i] for i in kept]
+    base = dict(file=str(settings.queries), format=file.format, queries=len(queries), unknown=tuple(unknown))
+    if not queries or not loader.skills:
+        why = ("no valid skill" if not loader.skills else "no query names a skill the change touched"
+               if settings.only is not None else "every query names a skill not in the folder")
+        return TriggerSection(**base, error=f"no query to evaluate: {why}", setup={}), {}
+    chosen = build_selectors(client, loader, selector_names(settings), trigger_options(client, loader, settings))
+    run = run_selectors(chosen, queries, concurrency=settings.concurrency)
+    rows = selector_rows(run, {file.queries[i].query: file.acceptable[i] for i in kept})
     figures = {}
     if chosen.similarity is not None and "similarity" in run.outcomes:
         from course_utils.audit.figures import png  # matplotlib: only when there is a figure to draw
 
         figures["histogram"] = png(histogram_figure(run.outcomes["similarity"], chosen.similarity.threshold,
                                                     f"Top-1 cosine scores ({chosen.embedding_model})"))
-    return TriggerSection(**base, error=None, setup=chosen.describe(), selectors=tuple(rows),
+    return TriggerSection(**base, error=None, setup=chosen.describe(), selectors=rows,
                           comparisons=tuple(c.to_dict() for c in run.comparisons),
-                          attractors=attractors(best.confusions), gate=verdict), figures
+                          attractors=attractors(most_accurate(rows).confusions),
+                          gate=gate(rows, settings.min_accuracy)), figures
+
+
+def most_accurate(rows: Sequence[SelectorResult]) -> SelectorResult:
+    """The selector with the highest accuracy (the first of a tie): the one whose confusions the audit reports."""
+    return max(rows, key=lambda r: r.rates["accuracy"].value or 0)
+
+
+def selector_names(settings: Settings) -> list[str]:
+    """The selectors `settings` names (`selectors.parse`: the alias resolved), or every one that can run with the
+    development queries given or without them. ValueError for an unknown name or one that needs absent dev data."""
+    from course_utils.evaluation import selectors
+
+    dev = settings.dev is not None
+    return selectors.parse(",".join(settings.selectors), dev, selectors.available(dev))
 
 
 def trigger_findings(trigger: TriggerSection, loader: SkillLoader) -> list[Finding]:
@@ -214,7 +248,7 @@ def trigger_findings(trigger: TriggerSection, loader: SkillLoader) -> list[Findi
                              RULES["SK403"].fix, "trigger", "unknown skills"))
     if not trigger.selectors:
         return found
-    best = max(trigger.selectors, key=lambda r: r.rates["accuracy"].value or 0)
+    best = most_accurate(trigger.selectors)
     for c in best.confusions:
         if c.count < MIN_CONFUSIONS:
             continue
@@ -269,73 +303,83 @@ def summarise(findings: Sequence[Finding], count: int = SUMMARY_COUNT) -> tuple[
     return tuple(heads[:count])
 
 
-def run_audit(root: Path | Sequence[Path], *, queries_file: Path | None = None, harness: str = "claude-code",
-              context_tokens: int | None = None, selectors: list[str] | None = None, k: int = 3,
-              backend: str = "auto", client: Any = None, progress: bool = True, dev_file: Path | None = None,
-              pairs: str = "embedding", select: Sequence[str] = (), ignore: Sequence[str] = (),
-              min_accuracy: float | None = None, only: set[str] | None = None,
-              query_skill: str | None = None, concurrency: int = 1) -> tuple[AuditReport, dict[str, bytes]]:
-    """Audit the skills under `root` (one path or several, see `read_folder`); return the report and its figures
-    (PNG bytes, by name).
+def needs_client(settings: Settings) -> bool:
+    """Whether the audit embeds or decides: embedding pairs, or a query file to evaluate."""
+    return settings.pairs in ("embedding", "both") or settings.queries is not None
 
-    `client` (else `make_client(backend)`, made only when an encoder or a model is needed) embeds and, with
-    queries, decides. Without `selectors`, every selector runs: the gated hybrid only with `dev_file`.
-    `pairs`: lexical, embedding, both or none. `only`: the skills to audit (`--changed`): the others are read
-    (a touched skill is still compared with them) but their own findings are not reported. Raises
-    QuerySetError for a query file that cannot be read. `concurrency`: decisions asked at once, on a server.
+
+def run_audit(root: Path | Sequence[Path], settings: Settings | None = None, client: Any = None
+              ) -> tuple[AuditReport, dict[str, bytes]]:
+    """Audit the skills under `root` (one path or several, see `read_folder`) as `settings` say; return the report
+    and its figures (PNG bytes, by name).
+
+    `client` (else `make_client()`, made only when `needs_client`) embeds and, with queries, decides.
+    `settings.only`: the skills to audit (`--changed`): the others are read (a touched skill is still compared
+    with them) but their own findings are not reported. Raises QuerySetError for a query file that cannot be read
+    and ValueError for selectors that cannot run, before any work.
     """
-    from course_utils.evaluation.selectors import available
-
+    settings = settings or Settings()
     started = time.perf_counter()
-    query_data = load_query_file(queries_file, skill=query_skill) if queries_file else None  # fail before work
-    needs_client = pairs in ("embedding", "both") or queries_file is not None
-    if client is None and needs_client:
+    query_data = load_query_file(settings.queries, skill=settings.query_skill) if settings.queries else None
+    if query_data is not None:
+        selector_names(settings)  # fail before work
+    if client is None and needs_client(settings):
         from course_utils.backend.client import make_client
 
-        client = make_client(backend)
-    bar = tqdm(total=5, desc="audit", unit="step", disable=not progress)
-    loader, diagnostics, found = read_folder(root, harness)
-    root = found.base
-    problems = validation_findings(diagnostics, root) + duplicate_findings(found, harness)
+        client = make_client()
+    bar = tqdm(total=5, desc="audit", unit="step", disable=not settings.progress)
+    loader, diagnostics, found = read_folder(root, settings.harness)
+    problems = validation_findings(diagnostics, found.base) + duplicate_findings(found, settings.harness)
     invalid = len({f.file for f in problems if f.severity == "error" and f.code != "SK010"})
     validation = ValidationSection(len(loader.skills), invalid, tuple(problems))
     bar.update()
-    listing = listing_section(loader, harness, context_tokens)
+    listing = listing_section(loader, settings.harness, settings.context_tokens)
     bar.update()
-    when = when_section(loader, harness)
+    when = when_section(loader, settings.harness)
     bar.update()
-    signals = []
-    if len(loader.skills) >= 2:
-        if pairs in ("lexical", "both"):
-            signals.append(lexical_pairs(loader))
-        if pairs in ("embedding", "both"):
-            signals.append(embedding_pairs(client, loader, progress=progress))
-    pair_section = PairsSection(tuple(signals)) if signals else None
+    pair_section = pairs_section(client, loader, settings)
     bar.update()
-    findings = problems + listing_findings(listing, loader) + when_findings(when, loader)
-    for signal in signals:
+    findings = (problems + claude_findings(loader, settings.harness) + listing_findings(listing, loader)
+                + when_findings(when, loader) + body_findings(loader, found.base, settings.harness))
+    for signal in pair_section.signals if pair_section else ():
         findings += pair_findings(signal, loader)
     figures: dict[str, bytes] = {}
     trigger = None
     if query_data is not None:
-        names = selectors or available(dev=dev_file is not None)
-        trigger, figures = trigger_section(client, loader, queries_file, query_data, only, names, k, dev_file,
-                                           min_accuracy, concurrency)
+        trigger, figures = trigger_section(client, loader, query_data, settings)
         findings += trigger_findings(trigger, loader)
     bar.update()
     bar.close()
-    if not loader.skills and not any(f.code != "SK009" for f in findings):
-        findings.append(Finding("SK008", RULES["SK008"].severity, f"{root} has no folder with a SKILL.md",
-                                RULES["SK008"].fix, "validation", str(root)))
-    if only is not None:
-        findings = [f for f in findings if f.skill is None or f.skill in only or f.other in only]
-    findings = locate(selected(findings, select, ignore), root, loader)
-    findings.sort(key=lambda f: (-SEVERITIES.index(f.severity), f.code, f.file or "", f.message))
-    report = AuditReport(str(root), harness, len(loader.skills), validation, listing, when, pair_section, trigger,
-                         tuple(findings), summarise(findings), time.perf_counter() - started,
-                         tuple(sorted(only)) if only is not None else None, confusable_pairs(pair_section, trigger),
-                         found.folders)
+    findings = final_findings(findings, found.base, loader, settings)
+    only = tuple(sorted(settings.only)) if settings.only is not None else None
+    report = AuditReport(str(found.base), settings.harness, len(loader.skills), validation, listing, when,
+                         pair_section, trigger, tuple(findings), summarise(findings), time.perf_counter() - started,
+                         only, confusable_pairs(pair_section, trigger), found.folders)
     return report, figures
+
+
+def pairs_section(client: Any, loader: SkillLoader, settings: Settings) -> PairsSection | None:
+    """The pairs most likely to be confused by each signal `settings.pairs` asks for; None for fewer than two
+    skills or no signal."""
+    signals = []
+    if len(loader.skills) >= 2:
+        if settings.pairs in ("lexical", "both"):
+            signals.append(lexical_pairs(loader))
+        if settings.pairs in ("embedding", "both"):
+            signals.append(embedding_pairs(client, loader, progress=settings.progress))
+    return PairsSection(tuple(signals)) if signals else None
+
+
+def final_findings(findings: list[Finding], root: Path, loader: SkillLoader, settings: Settings) -> list[Finding]:
+    """The findings to report: SK008 when nothing was found, those of the touched skills (`--changed`), those the
+    selected rules make, each on its line, the most severe first."""
+    if not loader.skills and not any(f.code != "SK009" for f in findings):
+        findings = [*findings, Finding("SK008", RULES["SK008"].severity, f"{root} has no folder with a SKILL.md",
+                                       RULES["SK008"].fix, "validation", str(root))]
+    if settings.only is not None:
+        findings = [f for f in findings if f.skill is None or f.skill in settings.only or f.other in settings.only]
+    located = locate(selected(findings, settings.select, settings.ignore), root, loader)
+    return sorted(located, key=lambda f: (-SEVERITIES.index(f.severity), f.code, f.file or "", f.message))
 
 
 def fails(report: AuditReport, fail_on: str = "error") -> bool:

@@ -12,21 +12,17 @@ import os
 import sys
 from pathlib import Path
 
+from course_utils.audit.config import PAIRS, ConfigError, Settings, check, load_settings
 from course_utils.audit.folders import has_skill
-from course_utils.audit.config import PAIRS, ConfigError, check, load_settings
 from course_utils.audit.render import FORMATS, render, render_html, render_json
+from course_utils.audit.report import AuditReport
 from course_utils.audit.rules import RULES, SEVERITIES, rule
+from course_utils.audit.run import changed_skills, fails, needs_client, run_audit
+from course_utils.cli.options import (Refused, add_backend, add_concurrency, bad_input, parse_selectors, refuse,
+                                      start_backend)
+from course_utils.evaluation import selectors
 from course_utils.skills.harnesses import HARNESSES
-from course_utils.audit.run import changed_skills, fails, run_audit
 from course_utils.skills.queries import QuerySetError
-from course_utils.cli.options import add_concurrency
-from course_utils.evaluation.selectors import REGISTRY as SELECTORS
-
-
-def _refuse(message: str) -> int:
-    """Could not run: one line on stderr, exit code 2."""
-    print(f"audit: error: {message}", file=sys.stderr)
-    return 2
 
 
 def _print(text: str) -> None:
@@ -54,64 +50,52 @@ def _paths_problem(paths: list[Path]) -> str | None:
     return None
 
 
-def audit(args: argparse.Namespace) -> int:
-    """The `audit` command: see the module docstring for its exit status."""
-    if args.explain:
-        try:
-            _print(rule(args.explain).explain())
-        except KeyError as err:
-            return _refuse(err.args[0])
-        return 0
-    if not args.dir:
-        return _refuse("give the folder that holds your skill folders (for Claude Code, ~/.claude/skills)")
-    if problem := _paths_problem(args.dir):
-        return _refuse(problem)
-    first = args.dir[0]
+def _explain(code: str) -> int:
+    """`--explain CODE`: the rule, or a refusal naming the known codes."""
     try:
-        settings = load_settings(first, args.config).override(
+        _print(rule(code).explain())
+    except KeyError as err:
+        return refuse("audit", err.args[0])
+    return 0
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    """The project's settings (`[tool.skill-audit]`) with what the command line names over them; `Refused` when the
+    paths, the settings or the selectors cannot be used."""
+    if not args.dir:
+        raise bad_input("give the folder that holds your skill folders (for Claude Code, ~/.claude/skills)")
+    if problem := _paths_problem(args.dir):
+        raise bad_input(problem)
+    try:
+        settings = load_settings(args.dir[0], args.config).override(
             select=_codes(args.select), ignore=_codes(args.ignore), fail_on=args.fail_on, harness=args.harness,
-            pairs=args.pairs, min_accuracy=args.min_accuracy)
+            pairs=args.pairs, min_accuracy=args.min_accuracy, context_tokens=args.context_tokens,
+            queries=args.queries, query_skill=args.skill, dev=args.dev, k=args.k, concurrency=args.concurrency,
+            progress=args.format == "text" and sys.stderr.isatty())
         check(settings, "the command line")
     except ConfigError as err:
-        return _refuse(str(err))
+        raise bad_input(str(err)) from err
     if settings.harness not in HARNESSES:
-        return _refuse(f"unknown harness {settings.harness!r}: choose among {', '.join(HARNESSES)}")
+        raise bad_input(f"unknown harness {settings.harness!r}: choose among {', '.join(HARNESSES)}")
     if args.min_accuracy is not None and args.queries is None:  # a min-accuracy in pyproject.toml waits for queries
-        return _refuse("--min-accuracy gates the trigger evaluation: give --queries FILE")
-    names = [n.strip() for n in args.selectors.split(",") if n.strip()]
-    if unknown := [n for n in names if n not in SELECTORS]:
-        return _refuse(f"unknown selector {', '.join(unknown)}: choose among {', '.join(SELECTORS)}")
-    if "gated" in names and args.dev is None:
-        return _refuse("the gated hybrid fits its gate on development queries: give --dev FILE")
-    only = None
-    if args.changed:
-        try:
-            only = set().union(*(changed_skills(path, args.since) for path in args.dir))
-        except (RuntimeError, OSError) as err:
-            return _refuse(str(err))
-    client = None
-    if settings.pairs in ("embedding", "both") or args.queries is not None:
-        from course_utils.backend.client import check_concurrency, make_client
+        raise bad_input("--min-accuracy gates the trigger evaluation: give --queries FILE")
+    dev = args.dev is not None
+    return settings.override(selectors=tuple(parse_selectors(args.selectors, dev, selectors.available(dev))),
+                             only=_changed(args))
 
-        try:
-            client = make_client(args.backend, verbose=args.format == "text")  # stdout stays machine-readable
-        except Exception as err:  # no key, no model file, server down: one line that says what to do
-            print(f"audit: cannot start the {args.backend} backend: {type(err).__name__}: {err}", file=sys.stderr)
-            return 2
-        try:
-            check_concurrency(client, args.concurrency)
-        except ValueError as err:
-            return _refuse(str(err))
+
+def _changed(args: argparse.Namespace) -> frozenset[str] | None:
+    """With --changed, the skill folders a change touched under any path (None without it)."""
+    if not args.changed:
+        return None
     try:
-        report, figures = run_audit(
-            args.dir if len(args.dir) > 1 else first, queries_file=args.queries, harness=settings.harness,
-            context_tokens=args.context_tokens,
-            selectors=names, k=args.k, client=client, dev_file=args.dev, pairs=settings.pairs,
-            select=settings.select, ignore=settings.ignore, min_accuracy=settings.min_accuracy, only=only,
-            query_skill=args.skill, progress=args.format == "text" and sys.stderr.isatty(),
-            concurrency=args.concurrency)
-    except QuerySetError as err:
-        return _refuse(str(err))
+        return frozenset().union(*(changed_skills(path, args.since) for path in args.dir))
+    except (RuntimeError, OSError) as err:
+        raise bad_input(str(err)) from err
+
+
+def _write(args: argparse.Namespace, report: AuditReport, figures: dict[str, bytes]) -> None:
+    """The --format output on stdout or in --output, and the --json and --html reports."""
     output = render(report, args.format)
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
@@ -123,6 +107,22 @@ def audit(args: argparse.Namespace) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text(), encoding="utf-8")
             print(f"written: {path}", file=sys.stderr)
+
+
+def audit(args: argparse.Namespace) -> int:
+    """The `audit` command: see the module docstring for its exit status."""
+    if args.explain:
+        return _explain(args.explain)
+    try:
+        settings = _settings(args)
+        # stdout stays machine-readable: the backend speaks only with the text format
+        client = start_backend(args, 2, verbose=args.format == "text") if needs_client(settings) else None
+        report, figures = run_audit(args.dir if len(args.dir) > 1 else args.dir[0], settings, client)
+    except QuerySetError as err:
+        return refuse("audit", str(err))
+    except Refused as refused:
+        return refused.exit("audit")
+    _write(args, report, figures)
     return 1 if fails(report, settings.fail_on) else 0
 
 
@@ -165,11 +165,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                          help="development queries: the threshold, k and the gated hybrid's gate are chosen on them, "
                               "and the gated hybrid joins the selectors")
     command.add_argument("--selectors", default="",
-                         help=f"with --queries: comma-separated among {', '.join(SELECTORS)} "
-                              "(default: all; gated needs --dev)")
+                         help=f"with --queries: {selectors.help_text()}; default: every one that can run (gated "
+                              "and the like need --dev)")
     command.add_argument("--k", type=int, default=3,
                          help="the hybrid's shortlist size (default 3; chosen on --dev when given)")
-    command.add_argument("--backend", choices=("auto", "local", "gemini", "openai"), default="auto")
+    add_backend(command)
     add_concurrency(command)
     command.add_argument("--html", type=Path, metavar="REPORT.html", help="write the report as one HTML page")
     command.add_argument("--json", type=Path, metavar="REPORT.json", help="write the report as JSON")

@@ -6,7 +6,6 @@ import json
 import sys
 import warnings
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,8 @@ from course_utils.cli.options import (Refused, add_backend, add_concurrency, bad
                                       starting)
 from course_utils.evaluation import selectors
 from course_utils.evaluation.trigger import (K_CANDIDATES, SAMPLING_TEMPERATURE, Options, SelectorSet, TriggerRun,
-                                             build_selectors, choose_on_dev, histogram_figure, run_selectors)
+                                             build_selectors, choose_on_dev, chosen_on_dev, histogram_figure,
+                                             run_selectors)
 from course_utils.skills.queries import LabelledQuery
 
 
@@ -100,8 +100,7 @@ def _options(client: Any, loader: SkillLoader, args: argparse.Namespace, dev: li
     print(f"Choosing the threshold, k and the gate on {args.dev}")
     choices = choose_on_dev(client, loader, dev, ks=K_CANDIDATES if args.k is None else (args.k,))
     print(f"On {args.dev}: threshold {choices.threshold:.3f}, k = {choices.k}, gate: {choices.gate.describe()}")
-    threshold = choices.threshold if args.threshold is None else args.threshold
-    return replace(options, k=choices.k, threshold=threshold, gate=choices.gate, dev=tuple(dev))
+    return chosen_on_dev(options, choices, dev)
 
 
 def _write_outputs(args: argparse.Namespace, chosen: SelectorSet, run: TriggerRun) -> None:

@@ -16,7 +16,7 @@ from course_utils.evaluation.selectors import REGISTRY, Ingredients
 from course_utils.selection import pick
 from course_utils.selection.pick import SimilaritySelector
 from course_utils.selection.thresholds import best_threshold, scored_queries
-from course_utils.skills.queries import LabelledQuery, load_queries
+from course_utils.skills.queries import LabelledQuery
 from course_utils.skills.skill import SkillLoader
 
 if TYPE_CHECKING:
@@ -147,12 +147,11 @@ def choose_on_dev(client: Any, loader: SkillLoader, queries: Sequence[LabelledQu
     return DevChoices(threshold, k, gate, similar, hybrids, gated, reliability(outcomes[k], gate))
 
 
-def choices_from_dev(client: Any, loader: SkillLoader, dev_file: Any, k: int | None = None,
-                     progress: bool = True) -> DevChoices:
-    """The choices made on the development queries of `dev_file`: the threshold, k (among `K_CANDIDATES`
-    unless `k` is given) and the gated hybrid's gate."""
-    queries = load_queries(dev_file, loader.names)
-    return choose_on_dev(client, loader, queries, ks=K_CANDIDATES if k is None else (k,), progress=progress)
+def chosen_on_dev(options: Options, choices: DevChoices, dev: Sequence[LabelledQuery]) -> Options:
+    """`options` with what `choices` chose on `dev` (k, the gate, and the threshold unless `options` sets one) and
+    the development queries themselves, which a selector that fits on them reads (`Entry.dev`, the scorer)."""
+    threshold = choices.threshold if options.threshold is None else options.threshold
+    return replace(options, k=choices.k, threshold=threshold, gate=choices.gate, dev=tuple(dev))
 
 
 @dataclass
