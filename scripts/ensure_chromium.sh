@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Make sure Debian's Chromium is at /usr/bin/chromium for the browser tests (tests/test_browser.py).
+# Make sure Debian's Chromium is at /usr/bin/chromium for the browser tests (tests/lessons/test_browser.py).
 # Playwright drives this browser; its own browser download (`playwright install`) is never used.
 # Never fails: without root or sudo it says how to install Chromium, and the browser tests skip
 # (except in CI, where a missing browser fails them).
@@ -28,6 +28,6 @@ cat >&2 <<MSG
 ensure_chromium: Chromium is not at $CHROMIUM, and it could not be installed here.
   On Debian or Ubuntu:  sudo apt-get update && sudo apt-get install -y chromium
   Elsewhere, install Chromium and set COURSE_CHROMIUM=/path/to/chromium for the tests.
-  Until then the browser tests (pytest -m browser, tests/test_browser.py) are skipped.
+  Until then the browser tests (pytest -m browser, tests/lessons/test_browser.py) are skipped.
 MSG
 exit 0

@@ -7,7 +7,7 @@ constant below with its source. The times are lower bounds from a formula, not m
 2 × P FLOPs in the matmuls (P the model's parameters; attention, which grows with the prompt's length, left out),
 a GPU does at most its peak FLOPs, and a decode step reads every weight once from memory. A real deployment runs
 below peak, so a real run takes longer; how much longer is measured on it, not assumed here.
-`tests/test_scale_doc.py` checks that docs/scale.md quotes this script's output line for line.
+`tests/scale/test_scale_doc.py` checks that docs/scale.md quotes this script's output line for line.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Shared fixtures: a network guard, the local client; tests marked `model` skip without files."""
+"""Shared fixtures: a network guard, the local client, Chromium; tests marked `model` skip without files."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 
 from course_utils.backend.local.model_file import model_choice
 from course_utils.backend.provision.models import FETCH_COMMAND, MODELS, status
+from helpers.browser import chromium  # noqa: F401 - a fixture: the browser tests' check that Chromium is there
 
 
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")

@@ -1,7 +1,7 @@
 """The source lesson's claims that the course's lessons check, each of the kind its words call for.
 
 A lesson imports its claims from here and prints `findings.claim_finding(claim, rate, model)`; the tests
-(tests/test_findings.py) build, at each lesson's sample size, the counts that give every verdict, so no claim
+(tests/evaluation/test_findings.py) build, at each lesson's sample size, the counts that give every verdict, so no claim
 can only ever agree or only ever come out undecided.
 """
 from __future__ import annotations

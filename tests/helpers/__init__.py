@@ -1,0 +1,1 @@
+"""What several test folders share: fakes, stand-ins, servers and the fixtures' folder (`paths`)."""
