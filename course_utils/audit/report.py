@@ -229,7 +229,7 @@ class UnknownQuery:
 
 
 @dataclass(frozen=True)
-class Gate:
+class AccuracyGate:
     """`--min-accuracy`: each selector's accuracy, judged on the lower bound of its Wilson interval."""
 
     min_accuracy: float
@@ -249,7 +249,7 @@ class TriggerSection:
     selectors: tuple[SelectorResult, ...] = ()
     comparisons: tuple[dict[str, Any], ...] = ()
     attractors: tuple[Attractor, ...] = ()
-    gate: Gate | None = None
+    gate: AccuracyGate | None = None
 
 
 @dataclass(frozen=True)

@@ -214,7 +214,3 @@ def matches(code: str, patterns: tuple[str, ...] | list[str]) -> bool:
     """Whether `code` is selected by any pattern: a full code (SK101) or a prefix (SK1, SK)."""
     return any(code.startswith(p.upper()) for p in patterns)
 
-
-def at_least(severity: str, threshold: str) -> bool:
-    """Whether `severity` is `threshold` or more severe."""
-    return SEVERITIES.index(severity) >= SEVERITIES.index(threshold)

@@ -33,7 +33,7 @@ from course_utils.audit.report import (
     ConfusablePair,
     Confusion,
     Finding,
-    Gate,
+    AccuracyGate,
     PairsSection,
     RateValue,
     SelectorResult,
@@ -179,12 +179,12 @@ def selector_rows(run: TriggerRun, acceptable: dict[str, tuple[str, ...]]) -> tu
     return tuple(rows)
 
 
-def gate(rows: Sequence[SelectorResult], min_accuracy: float | None) -> Gate | None:
+def accuracy_gate(rows: Sequence[SelectorResult], min_accuracy: float | None) -> AccuracyGate | None:
     """`--min-accuracy` on each selector's accuracy, judged on its Wilson lower bound; None without a gate."""
     if min_accuracy is None:
         return None
     gated = tuple((r.selector, r.rates["accuracy"]) for r in rows)
-    return Gate(min_accuracy, all((rate.low or 0) >= min_accuracy for _, rate in gated), gated)
+    return AccuracyGate(min_accuracy, all((rate.low or 0) >= min_accuracy for _, rate in gated), gated)
 
 
 def trigger_section(client: Any, loader: SkillLoader, file: QueryFile, settings: Settings
@@ -215,7 +215,7 @@ def trigger_section(client: Any, loader: SkillLoader, file: QueryFile, settings:
     return TriggerSection(**base, error=None, setup=chosen.describe(), selectors=rows,
                           comparisons=tuple(c.to_dict() for c in run.comparisons),
                           attractors=attractors(most_accurate(rows).confusions),
-                          gate=gate(rows, settings.min_accuracy)), figures
+                          gate=accuracy_gate(rows, settings.min_accuracy)), figures
 
 
 def most_accurate(rows: Sequence[SelectorResult]) -> SelectorResult:
