@@ -7,7 +7,8 @@ probability that the pick is right. The package ships the one fitted on the cour
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -40,3 +41,23 @@ def fit_on_dev(selector: ScoringSelector, queries: Sequence[LabelledQuery]) -> D
                 for q in tqdm(queries, desc="scoring dev queries", unit="query", leave=False)]
     selector.decider = fit_decider(examples)
     return selector.decider
+
+
+def calibration_points(records: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """(the decision's P(right), whether the most probable skill was the expected one) for each recorded query the
+    model scored (a report's `records`); the queries the ranking decided alone carry no probability and are left
+    out."""
+    points = [(r["pick_probability"], max(r["top_k"], key=lambda pair: pair[1])[0] == r["expected"])
+              for r in records if r.get("pick_probability") is not None and r.get("top_k")]
+    return np.array([p for p, _ in points], dtype=float), np.array([right for _, right in points], dtype=float)
+
+
+def expected_calibration_error(probability: np.ndarray, outcome: np.ndarray, bins: int = 10) -> float:
+    """ECE: over equal-width bins of the predicted probability, the gap between the mean prediction and the share
+    that came true, weighted by the bin's share of the predictions (0 is perfectly calibrated)."""
+    total = 0.0
+    for i in range(bins):
+        inside = (probability >= i / bins) & ((probability < (i + 1) / bins) | (i == bins - 1))
+        if inside.any():
+            total += inside.mean() * abs(probability[inside].mean() - outcome[inside].mean())
+    return float(total)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.lab.scorer_report import Line, expected_calibration_error, folds, logistic_xy, with_gold
+from course_utils.evaluation.scoring import expected_calibration_error
+from scripts.lab.scorer_report import Line, folds, logistic_xy, with_gold
 
 BINS = 10
 

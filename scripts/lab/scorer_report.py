@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from course_utils.evaluation.gating import fit_logistic
+from course_utils.evaluation.scoring import expected_calibration_error
 from course_utils.evaluation.stats import mcnemar_exact, wilson_interval
 from course_utils.selection.scorer import CASCADE_LEAD, COURSE_DECIDER, Score
 from scripts.lab.rules import COURSE_RULE, Rule, fit_on_dev
@@ -85,15 +86,6 @@ def features(line: Line, cosine: bool = False) -> tuple[list[float], str]:
     best, second = ranked[0].probability or 0.0, ranked[1].probability or 0.0 if len(ranked) > 1 else 0.0
     values = [best, best - second, fused[0], fused[0] - fused[1], float(ranked[0].skill == line["top"][0][0])]
     return values + ([line["sim_top"][1]] if cosine else []), ranked[0].skill
-
-
-def expected_calibration_error(probability: np.ndarray, outcome: np.ndarray, bins: int = 10) -> float:
-    total = 0.0
-    for i in range(bins):
-        inside = (probability >= i / bins) & ((probability < (i + 1) / bins) | (i == bins - 1))
-        if inside.any():
-            total += inside.mean() * abs(probability[inside].mean() - outcome[inside].mean())
-    return total
 
 
 def logistic_xy(lines: list[Line], cosine: bool = False) -> tuple[np.ndarray, np.ndarray, list[str]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from google.genai import types
 
@@ -160,3 +161,17 @@ def test_a_first_skill_far_ahead_is_picked_by_the_ranking_without_asking_the_mod
     assert decision.skill == "alpha" and decision.prompt_tokens == 0 and models.requests == []
     asked = ScoringSelector(SimpleNamespace(models=models), loader, FarAhead(), decider=SURE, cascade=None)
     assert asked("any request").skill is None and len(models.requests) == 3  # P(yes) 0.1: the model says no
+
+
+def test_calibration_reads_the_scored_queries_and_ece_is_the_weighted_gap():
+    """Two scored queries and one the ranking decided: the first is right at 0.9, the second wrong at 0.3. Bins of
+    0.1: |0.9 - 1| and |0.3 - 0| each weigh a half, so ECE = 0.2; perfectly calibrated predictions give 0."""
+    from course_utils.evaluation.scoring import calibration_points, expected_calibration_error
+
+    records = [{"pick_probability": 0.9, "top_k": [["a", 0.2], ["b", 0.8]], "expected": "b"},
+               {"pick_probability": 0.3, "top_k": [["a", 0.7], ["b", 0.7]], "expected": "b"},  # a tie: the nearer
+               {"pick_probability": None, "top_k": None, "expected": "a"}]
+    probability, right = calibration_points(records)
+    assert probability.tolist() == [0.9, 0.3] and right.tolist() == [1.0, 0.0]
+    assert expected_calibration_error(probability, right) == pytest.approx(0.2)
+    assert expected_calibration_error(np.array([0.0, 1.0, 1.0]), np.array([0.0, 1.0, 1.0])) == 0.0
