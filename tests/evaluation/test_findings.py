@@ -160,14 +160,14 @@ def _samples() -> dict[tuple[str, str], list[int]]:
         ("10", "PRESELECT_TOP10"): [_positives("trigger_eval.yaml", "en")],
         ("11", "FIXES_A_FALSE_TRIGGER"): list(range(1, _nones("helpdesk_near_misses.yaml") + 1)),
         ("12", "RANKS_PERFECTLY"): [_positives("dev/trigger_dev.yaml")],
-        ("13", "DECLINES"): [_nones("dev/workplace_dev_2.yaml"), _nones("dev/mattpocock_dev_2.yaml")],
-        ("13", "MODEL_OVER_SIMILARITY"): [_discordant(name) for name in ("workplace", "mattpocock")],
+        ("13", "DECLINES"): [_nones(f"{name}_test.yaml") for name in ("workplace", "mattpocock", "wshobson")],
+        ("13", "MODEL_OVER_SIMILARITY"): [_discordant(name) for name in ("workplace", "mattpocock", "wshobson")],
     }
 
 
 def _discordant(catalog: str) -> int:
     """Lesson 13: the test queries of a who-picks record on which the model alone and similarity alone differ."""
-    record = read_who_picks(DATA_DIR / "measured" / "who_picks" / f"{catalog}.json")
+    record = read_who_picks(DATA_DIR / "measured" / "who_picks" / f"{catalog}_test.json")
     model, similar = (record.outcomes[name] for name in ("model", "similarity"))
     return sum((a.verdict == "correct") != (b.verdict == "correct") for a, b in zip(model, similar))
 

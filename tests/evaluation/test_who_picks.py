@@ -2,6 +2,7 @@
 its decisions again."""
 from __future__ import annotations
 
+import json
 
 import pytest
 
@@ -9,19 +10,23 @@ from course_utils.skills.paths import DATA_DIR, REPO_ROOT, SKILLS_DIR
 from course_utils.skills.queries import load_queries
 from course_utils.skills.skill import SkillLoader
 from course_utils.evaluation.trigger import build_selectors, run_selectors
+from course_utils.evaluation.outcomes import Report
 from course_utils.evaluation.selectors import REGISTRY, compared
 from course_utils.evaluation.who_picks import course_finding, read_record
 
 RECORDS = DATA_DIR / "measured" / "who_picks"
-TEST_SETS = {"workplace": "dev/workplace_dev_2.yaml", "mattpocock": "dev/mattpocock_dev_2.yaml"}
+TEST_SETS = {"workplace": "workplace_test.yaml", "mattpocock": "mattpocock_test.yaml", "wshobson": "wshobson_test.yaml"}
+RUN = [*compared(), "scored"]
+"""The selectors of each test record: lesson 13's compared ones and the scorer (fitted on --dev)."""
 
 
 @pytest.mark.parametrize("catalog", sorted(TEST_SETS))
-def test_each_record_holds_every_compared_selector_on_every_test_query(catalog):
-    record = read_record(RECORDS / f"{catalog}.json")
+def test_each_record_holds_every_selector_on_every_test_query(catalog):
+    record = read_record(RECORDS / f"{catalog}_test.json")
+    no_dev = json.loads((RECORDS / f"{catalog}_test_no_dev.json").read_text(encoding="utf-8"))["selectors"]
     queries = load_queries(DATA_DIR / TEST_SETS[catalog])
-    assert list(record.reports) == compared()
-    for report in record.reports.values():
+    assert list(record.reports) == RUN and list(no_dev) == ["scored"]
+    for report in [*record.reports.values(), Report.from_dict(no_dev["scored"])]:
         assert [r["query"] for r in report.records] == [q.query for q in queries]
         assert report.errors == len(report.error_reasons)  # a failed decision is kept with its reason
     assert record.best() in REGISTRY and record.data["answer"][-1].startswith("So on this model")
@@ -45,21 +50,24 @@ def test_who_picks_without_test_queries_is_bad_input(monkeypatch, capsys):
 @pytest.mark.model
 def test_the_record_s_choices_give_its_decisions_again_on_the_local_model(local_client):
     """RERUN's promise, on a sample of the workplace record (every 24th query, both kinds): the same choices on
-    the same model decide every selector's queries as the record did."""
-    record = read_record(RECORDS / "workplace.json")
+    the same model decide every selector's queries as the record did; the scorer with the course's decision (the
+    record without --dev: refitting on dev would score 144 more queries)."""
+    record = read_record(RECORDS / "workplace_test.json")
+    no_dev = json.loads((RECORDS / "workplace_test_no_dev.json").read_text(encoding="utf-8"))["selectors"]
     loader = SkillLoader.from_root(SKILLS_DIR / "workplace")
     sample = load_queries(DATA_DIR / TEST_SETS["workplace"], loader.names)[::24]
     assert {q.expected is None for q in sample} == {True, False}
-    chosen = build_selectors(local_client, loader, compared(), k=record.choices.k,
+    chosen = build_selectors(local_client, loader, [*compared(), "scored"], k=record.choices.k,
                              threshold=record.choices.threshold, gate=record.choices.gate)
     again = run_selectors(chosen, sample)
+    reports = {**record.reports, "scored": Report.from_dict(no_dev["scored"])}
     for name, outcomes in again.outcomes.items():
-        recorded = {r["query"]: r["decided"] for r in record.reports[name].records}
+        recorded = {r["query"]: r["decided"] for r in reports[name].records}
         assert [o.chosen for o in outcomes] == [recorded[o.query.query] for o in outcomes], name
 
 
 def test_the_readme_states_what_the_records_find():
     """The README's paragraph on what the course finds is the one `course_finding` computes from the records."""
-    records = {name: read_record(RECORDS / f"{name}.json") for name in TEST_SETS}
+    records = {name: read_record(RECORDS / f"{name}_test.json") for name in TEST_SETS}
     readme = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
     assert " ".join(course_finding(records).split()) in readme
