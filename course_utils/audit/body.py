@@ -56,11 +56,14 @@ _COMMAND = re.compile(r"\b(?:git push|git commit|(?:npm|yarn|pnpm|cargo) publish
 
 @dataclass(frozen=True)
 class Reference:
-    """A path a text points to: as written (anchor and query dropped), its 1-based line, and whether it is a link."""
+    """A path a text points to: as written (anchor and query dropped), its 1-based line, whether it is a link, and
+    the 1-based columns of the path as written (its first character, and just past its last)."""
 
     target: str
     line: int
     link: bool
+    column: int = 1
+    end_column: int = 1
 
 
 def prose_lines(text: str) -> Iterator[tuple[int, str]]:
@@ -88,11 +91,12 @@ def references(text: str) -> list[Reference]:
         for match in _LINK.finditer(_CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)):
             target = unquote(match.group(1).split("#", 1)[0].split("?", 1)[0])
             if target and not _NOT_A_PATH.search(match.group(1)):
-                found.append(Reference(target, number, True))
+                found.append(Reference(target, number, True, match.start(1) + 1, match.end(1) + 1))
         shown = _CODE_SPAN.sub(lambda m: " " * len(m.group(0)) if "](" in m.group(0) else m.group(0), line)
         linked = {r.target for r in found if r.line == number}
         if not _EXAMPLE.search(line):
-            found += [Reference(m.group(1), number, False) for m in _BARE.finditer(shown) if m.group(1) not in linked]
+            found += [Reference(m.group(1), number, False, m.start(1) + 1, m.end(1) + 1)
+                      for m in _BARE.finditer(shown) if m.group(1) not in linked]
     return found
 
 
@@ -162,11 +166,14 @@ class Where:
     def start(self) -> int:
         return body_start(self.skill)
 
-    def finding(self, code: str, message: str, line: int | None = None, field: str | None = None) -> Finding:
-        """A finding of rule `code` about this skill, on `line` of its body (1-based), or on its `field`."""
+    def finding(self, code: str, message: str, line: int | None = None, field: str | None = None,
+                ref: Reference | None = None) -> Finding:
+        """A finding of rule `code` about this skill, on `line` of its body (1-based), at the columns of `ref` when
+        given, or on its `field`."""
         at = self.start + line - 1 if line is not None else None
         return Finding(code, RULES[code].severity, message, RULES[code].fix, "body", f"{self.skill.name} ({code})",
-                       file=self.file, skill=self.skill.name, line=at, field=field)
+                       file=self.file, skill=self.skill.name, line=at, field=field,
+                       column=ref.column if ref else None, end_column=ref.end_column if ref else None)
 
 
 def reference_findings(where: Where) -> list[Finding]:
@@ -183,7 +190,7 @@ def reference_findings(where: Where) -> list[Finding]:
             continue
         outside = "" if path.is_relative_to(folder) else ", outside the skill's folder"
         found.append(where.finding("SK601", f"{where.skill.name}'s SKILL.md refers to {ref.target}, which does not "
-                                            f"exist{outside}", ref.line))
+                                            f"exist{outside}", ref.line, ref=ref))
     nested: set[Path] = {where.skill.path.resolve()}
     for path, ref in direct.items():
         if path.suffix.lower() != ".md" or not path.is_file():
@@ -197,7 +204,7 @@ def reference_findings(where: Where) -> list[Finding]:
             nested.add(target)
             if not mentions(where.skill.body, relative):
                 found.append(where.finding("SK603", f"{where.skill.name}'s SKILL.md reaches {relative} only through "
-                                                    f"{ref.target}: two levels deep", ref.line))
+                                                    f"{ref.target}: two levels deep", ref.line, ref=ref))
     return found
 
 
