@@ -1,4 +1,4 @@
-"""`python -m course_utils audit PATH…`: the command line over `course_utils.audit`.
+"""`skill-audit PATH…` (or `python -m course_utils audit PATH…`): the command line over `course_utils.audit`.
 
 Exit status: 0 when no finding is at or above `--fail-on` (default error), 1 when one is, 2 when the audit
 could not run (a folder that is not one, no SKILL.md under any path, a query file that cannot be read, a
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from course_utils.audit.config import PAIRS, ConfigError, Settings, check, load_settings
@@ -155,11 +156,25 @@ def audit(args: argparse.Namespace) -> int:
     return 1 if unwritten or fails(report, settings.fail_on) else 0
 
 
+HELP = ("audit a skills folder: validation, listing cut, when-clauses, confusable pairs, and with --queries the "
+        "trigger evaluation; rule codes, SARIF, exit 0/1/2")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `audit` command to the command line."""
-    command = sub.add_parser(
-        "audit", help="audit a skills folder: validation, listing cut, when-clauses, confusable pairs, and with "
-                      "--queries the trigger evaluation; rule codes, SARIF, exit 0/1/2")
+    add_arguments(sub.add_parser("audit", help=HELP))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`skill-audit PATH…`: the `audit` command under a name of its own, with the same options."""
+    parser = argparse.ArgumentParser(prog="skill-audit", description=HELP[0].upper() + HELP[1:] + ".")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def add_arguments(command: argparse.ArgumentParser) -> None:
+    """The `audit` command's arguments and options on `command`, which then runs `audit`."""
     command.add_argument("dir", type=Path, metavar="PATH", nargs="*",
                          help="folders to audit: a skills folder, one skill folder, or a repository, searched for "
                               "every SKILL.md (.claude/skills, plugins/*/skills, nested catalogs)")
