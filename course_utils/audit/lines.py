@@ -15,7 +15,7 @@ from pathlib import Path
 
 from course_utils.audit.checks import shown_path
 from course_utils.audit.report import Finding
-from course_utils.skills.skill import SkillLoader
+from course_utils.skills.skill import SKILL_FILES, SkillLoader
 
 _KEY = re.compile(r"""^(?P<indent>[ \t]*)(?P<key>"[^"]*"|'[^']*'|[^\s#'"{\[\-?:][^:#]*?)[ \t]*:(?:[ \t]+|$)"""
                   r"(?P<value>[^#]*)")
@@ -69,8 +69,14 @@ def _read(path: Path) -> str:
         return ""
 
 
+def inside(file: str, skill_file: str) -> bool:
+    """Whether `file` is a bundled file of the skill whose SKILL.md is `skill_file` (both as the report shows them)."""
+    return Path(file).name not in SKILL_FILES and Path(skill_file).parent in Path(file).parents
+
+
 def locate(findings: Iterable[Finding], root: Path, loader: SkillLoader) -> list[Finding]:
-    """Each finding with its file relative to `root` (a skill's own file for a finding about a loaded skill) and
+    """Each finding with its file relative to `root` (a skill's own file for a finding about a loaded skill, unless
+    it is about one of the skill's bundled files) and
     its line: the one it carries (a YAML error's), else its field's (with the columns of its key and line), else 1.
     Findings without a file keep no line.
 
@@ -81,7 +87,7 @@ def locate(findings: Iterable[Finding], root: Path, loader: SkillLoader) -> list
     for finding in findings:
         file = finding.file
         skill = loader.skills.get(finding.skill) if finding.skill else None
-        if file is not None and skill is not None:
+        if file is not None and skill is not None and not inside(file, shown_path(skill.path, root)):
             file = shown_path(skill.path, root)
         if file is None:
             located.append(finding)

@@ -70,10 +70,19 @@ def frontmatter_directives(text: str) -> list[Directive]:
 
 
 def _read(path: Path) -> str:
+    if path.name.lower() != "skill.md":
+        return ""
     try:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def skill_file_of(path: Path) -> Path:
+    """The SKILL.md whose directives apply to `path`: itself, or for a bundled file its skill's, the nearest above."""
+    if path.name.lower() == "skill.md":
+        return path
+    return next((folder / "SKILL.md" for folder in path.parents if (folder / "SKILL.md").is_file()), path)
 
 
 def path_directives(file: Path, settings: Settings) -> list[Directive]:
@@ -110,7 +119,7 @@ def apply(findings: Sequence[Finding], root: Path, settings: Settings) -> tuple[
             continue
         if finding.file not in directives:
             path = Path(root) / finding.file
-            text = _read(path) if path.name.lower() == "skill.md" else ""
+            text = _read(skill_file_of(path))
             own = frontmatter_directives(text) if _MARK in text else []
             directives[finding.file] = own + path_directives(path, settings)
             kept += unknown_code_findings(own, finding.file, finding.skill)
