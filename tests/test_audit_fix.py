@@ -125,6 +125,16 @@ def test_a_rename_onto_an_existing_folder_is_refused(tmp_path, capsys):
     assert (tmp_path / "old-name").is_dir()
 
 
+def test_a_finding_no_fix_is_for_says_nothing(tmp_path, capsys):
+    write(tmp_path / "ok" / "SKILL.md", f"---\nname: ok\ndescription: {WORDS}\n---\n")
+    (tmp_path / "latin" / "SKILL.md").parent.mkdir()
+    (tmp_path / "latin" / "SKILL.md").write_bytes("---\nname: latin\ndescription: Caf\u00e9.\n---\n".encode("latin-1"))
+    (tmp_path / "empty").mkdir()
+    assert main(["audit", str(tmp_path), "--pairs", "none", "--fix", "--dry-run"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip() == "Nothing to fix." and captured.err == ""
+
+
 def test_dry_run_needs_fix(tmp_path, capsys):
     write(tmp_path / "a" / "SKILL.md", f"---\nname: a\ndescription: {WORDS}\n---\n")
     assert main(["audit", str(tmp_path), "--dry-run"]) == 2

@@ -146,12 +146,15 @@ def plan(report: AuditReport, roots: Sequence[Path]) -> Plan:
             by_file.setdefault(finding.file, []).append(finding)
     files, renames, skipped = [], [], []
     for file, findings in sorted(by_file.items()):
+        crlf, bom, quote, rename = wants(findings)
+        if not (crlf or bom or quote or rename):
+            continue
         path = Path(report.folder) / file
-        fix, why = text_fix(path, findings)
+        fix, why = text_fix(path, findings) if crlf or bom or quote else (None, None)
         files += [fix] if fix else []
-        if wants(findings)[3]:
-            rename, why_not = rename_of(path, fix.after if fix else _text(path), roots)
-            renames += [rename] if rename else []
+        if rename:
+            move, why_not = rename_of(path, fix.after if fix else _text(path), roots)
+            renames += [move] if move else []
             why = why or why_not
         skipped += [why] if why else []
     return Plan(tuple(files), tuple(renames), tuple(skipped))
