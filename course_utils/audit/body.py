@@ -267,14 +267,17 @@ def _lost_folder(file: str, files: list[str], lost: list[str]) -> str:
 
 def names_neighbour(text: str, named: str, other: str) -> bool:
     """Whether `text`, the text of the bundled file `named` (in a subfolder), names the bundled file `other` under
-    its folder or that folder's parent (never the skill's root) as code does: by its path from there, or by its first
-    part's name as a word (`from validators import …` for `validators/`, `parent.parent / "schemas"` for a sibling
-    `schemas/`, `easing` for `easing.py`)."""
+    its folder or that folder's parent (never the skill's root) as code does: by its path from there, by its folder's
+    name as a word not followed by a dot (`from validators import …` for `validators/`, `parent.parent / "schemas"`
+    for a sibling `schemas/`; `office.soffice` names one module, not `office/`), or a file's stem (`easing`)."""
     folder = posixpath.dirname(named)
     for base in (b for b in (folder, posixpath.dirname(folder)) if b and other.startswith(b + "/")):
         relative = other[len(base) + 1:]
-        first = relative.split("/", 1)[0] if "/" in relative else Path(relative).stem
-        if mentions(text, relative) or re.search(rf"(?<![\w-]){re.escape(first)}(?![\w-])", text):
+        if "/" in relative:  # a folder by its name, not as a dotted path to one of its modules (office.soffice)
+            word = rf"(?<![\w-]){re.escape(relative.split('/', 1)[0])}(?![\w.-])"
+        else:
+            word = rf"(?<![\w-]){re.escape(Path(relative).stem)}(?![\w-])"
+        if mentions(text, relative) or re.search(word, text):
             return True
     return False
 
