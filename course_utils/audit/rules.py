@@ -200,8 +200,9 @@ _RULES = (
          "Fix the confusions the report shows, or add queries: a larger sample narrows the interval.", "trigger"),
     Rule("SK601", "reference-missing", "warning",
          "The body links to a relative path (`[x](references/x.md)`), or names a file under `scripts/`, `references/` "
-         "or `assets/`, that does not exist. URLs, anchors, fenced code and the bare paths of a line giving examples "
-         "('e.g.', 'for example', 'Examples:', 'would') are not read.",
+         "or `assets/`, that does not exist; or a bundled Markdown file the body names links to a path that exists "
+         "neither beside it nor from the skill's folder. URLs, anchors, fenced code and the bare paths of a line "
+         "giving examples ('e.g.', 'for example', 'Examples:', 'would') are not read.",
          "The model follows the reference and finds nothing: the step it was sent to is lost. The Agent Skills "
          "specification (https://agentskills.io/specification) has a body refer to its files by relative paths from "
          "the skill's root.",
@@ -216,8 +217,8 @@ _RULES = (
          "Move what a run needs only sometimes into files under `references/`, one level from SKILL.md, each linked "
          "with a line saying when to read it.", "body"),
     Rule("SK603", "reference-nested", "info",
-         "A file of the skill's folder is reached only through another file the body refers to (SKILL.md → a.md → "
-         "b.md), never from SKILL.md itself.",
+         "A Markdown file of the skill's folder is reached only through another file the body refers to (SKILL.md → "
+         "a.md → b.md, a.md's link read beside it or from the skill's folder), never from SKILL.md itself.",
          "Anthropic's skill authoring best practices (https://platform.claude.com/docs/en/agents-and-tools/"
          "agent-skills/best-practices): \"Keep references one level deep from SKILL.md\"; a model may read a "
          "file it reached that way only in part.",
