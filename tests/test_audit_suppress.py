@@ -12,6 +12,7 @@ from course_utils.audit.config import ConfigError, load_settings
 from course_utils.cli.main import main
 
 NO_WHEN = "Fills PDF forms from a table of values."
+SARIF_SCHEMA = Path(__file__).parent / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
 
 
 def write_skill(folder: Path, extra: str = "", description: str = NO_WHEN) -> Path:
@@ -53,8 +54,11 @@ def test_suppressed_findings_are_not_counted_but_said(tmp_path, capsys):
 
 
 def test_sarif_carries_a_suppressed_finding_with_its_suppression(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
     write_skill(tmp_path / "quiet", "# skill-audit: ignore SK101\n")
-    results = json.loads(render(audit(tmp_path), "sarif"))["runs"][0]["results"]
+    log = json.loads(render(audit(tmp_path), "sarif"))
+    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))).validate(log)
+    results = log["runs"][0]["results"]
     [suppressed] = [r for r in results if r["ruleId"] == "SK101"]
     assert suppressed["suppressions"] == [{"kind": "inSource", "justification": "frontmatter comment on line 4"}]
     assert "suppressions" not in next(r for r in results if r["ruleId"] == "SK102")
