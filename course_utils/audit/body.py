@@ -9,6 +9,7 @@ is laxer: a file's path, its name, its stem or its folder written anywhere in th
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -56,11 +57,14 @@ _COMMAND = re.compile(r"\b(?:git push|git commit|(?:npm|yarn|pnpm|cargo) publish
 
 @dataclass(frozen=True)
 class Reference:
-    """A path a text points to: as written (anchor and query dropped), its 1-based line, and whether it is a link."""
+    """A path a text points to: as written (anchor and query dropped), its 1-based line, whether it is a link, and
+    the 1-based columns of the path as written (its first character, and just past its last)."""
 
     target: str
     line: int
     link: bool
+    column: int = 1
+    end_column: int = 1
 
 
 def prose_lines(text: str) -> Iterator[tuple[int, str]]:
@@ -88,11 +92,12 @@ def references(text: str) -> list[Reference]:
         for match in _LINK.finditer(_CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)):
             target = unquote(match.group(1).split("#", 1)[0].split("?", 1)[0])
             if target and not _NOT_A_PATH.search(match.group(1)):
-                found.append(Reference(target, number, True))
+                found.append(Reference(target, number, True, match.start(1) + 1, match.end(1) + 1))
         shown = _CODE_SPAN.sub(lambda m: " " * len(m.group(0)) if "](" in m.group(0) else m.group(0), line)
         linked = {r.target for r in found if r.line == number}
         if not _EXAMPLE.search(line):
-            found += [Reference(m.group(1), number, False) for m in _BARE.finditer(shown) if m.group(1) not in linked]
+            found += [Reference(m.group(1), number, False, m.start(1) + 1, m.end(1) + 1)
+                      for m in _BARE.finditer(shown) if m.group(1) not in linked]
     return found
 
 
@@ -116,11 +121,14 @@ def bundled_files(folder: Path, skill_file: Path) -> list[str]:
 
 def mentions(text: str, relative: str) -> bool:
     """Whether `text` names the bundled file `relative`: its path or its file name as a word, its stem when it reads
-    as a name (`async-parallel` for `rules/async-parallel.md`, or in backticks), or one of its folders as a folder
+    as a name (`async-parallel` for `rules/async-parallel.md`, or in backticks), a Python module's dotted path
+    (`core.easing` for `core/easing.py`), or one of its folders as a folder
     (`canvas-fonts/`, `./canvas-fonts`, `` `canvas-fonts` ``; `references/a.md` does not name `references/b.md`)."""
     parts = relative.split("/")
     stem = Path(parts[-1]).stem
     words = [relative, parts[-1]] + ([stem] if re.search(r"[-_]", stem) and len(stem) > 3 else [])
+    if relative.endswith(".py") and len(parts) > 1:  # a module's dotted path: `from core.easing import …`
+        words.append(".".join([*parts[:-1], stem]))
     if any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) for name in words) or f"`{stem}`" in text:
         return True
     for folder in ("/".join(parts[:i]) for i in range(1, len(parts))):
@@ -162,11 +170,24 @@ class Where:
     def start(self) -> int:
         return body_start(self.skill)
 
-    def finding(self, code: str, message: str, line: int | None = None, field: str | None = None) -> Finding:
-        """A finding of rule `code` about this skill, on `line` of its body (1-based), or on its `field`."""
+    @cached_property
+    def files(self) -> list[str]:
+        return bundled_files(self.skill.path.parent, self.skill.path)
+
+    def finding_in(self, path: Path, message: str, ref: Reference) -> Finding:
+        """An SK601 finding about this skill on `ref`'s line of its bundled file `path`."""
+        return Finding("SK601", RULES["SK601"].severity, message, RULES["SK601"].fix, "body",
+                       f"{self.skill.name} (SK601)", file=shown_path(path, self.root), skill=self.skill.name,
+                       line=ref.line, column=ref.column, end_column=ref.end_column)
+
+    def finding(self, code: str, message: str, line: int | None = None, field: str | None = None,
+                ref: Reference | None = None) -> Finding:
+        """A finding of rule `code` about this skill, on `line` of its body (1-based), at the columns of `ref` when
+        given, or on its `field`."""
         at = self.start + line - 1 if line is not None else None
         return Finding(code, RULES[code].severity, message, RULES[code].fix, "body", f"{self.skill.name} ({code})",
-                       file=self.file, skill=self.skill.name, line=at, field=field)
+                       file=self.file, skill=self.skill.name, line=at, field=field,
+                       column=ref.column if ref else None, end_column=ref.end_column if ref else None)
 
 
 def reference_findings(where: Where) -> list[Finding]:
@@ -183,21 +204,43 @@ def reference_findings(where: Where) -> list[Finding]:
             continue
         outside = "" if path.is_relative_to(folder) else ", outside the skill's folder"
         found.append(where.finding("SK601", f"{where.skill.name}'s SKILL.md refers to {ref.target}, which does not "
-                                            f"exist{outside}", ref.line))
+                                            f"exist{outside}", ref.line, ref=ref))
     nested: set[Path] = {where.skill.path.resolve()}
     for path, ref in direct.items():
         if path.suffix.lower() != ".md" or not path.is_file():
             continue
         for inner in references(_read(path)):
-            target = (path.parent / inner.target).resolve()
-            if (target.suffix.lower() != ".md" or not target.is_file() or target in direct or target in nested
-                    or not target.is_relative_to(folder)):
+            target = resolve(inner.target, path.parent, folder)
+            if (target is None or target.suffix.lower() != ".md" or not target.is_file() or target in direct
+                    or target in nested or not target.is_relative_to(folder)):
                 continue
             relative = target.relative_to(folder).as_posix()
             nested.add(target)
             if not mentions(where.skill.body, relative):
                 found.append(where.finding("SK603", f"{where.skill.name}'s SKILL.md reaches {relative} only through "
-                                                    f"{ref.target}: two levels deep", ref.line))
+                                                    f"{ref.target}: two levels deep", ref.line, ref=ref))
+    return found
+
+
+def resolve(target: str, base: Path, root: Path) -> Path | None:
+    """The file a reference written in a file of folder `base` leads to: relative to `base`, else to the skill's
+    `root` (the spec has a skill's files refer to each other from its root); None when neither exists."""
+    return next((path for path in ((base / target).resolve(), (root / target).resolve()) if path.exists()), None)
+
+
+def bundled_link_findings(where: Where) -> list[Finding]:
+    """SK601 for each Markdown link, in a bundled Markdown file the body names, to a path that exists neither
+    beside that file nor from the skill's root: the model, sent to that file, follows the link to nothing."""
+    found: list[Finding] = []
+    folder = where.skill.path.parent
+    for relative in where.files:
+        if not relative.lower().endswith(".md") or not mentions(where.skill.body, relative):
+            continue
+        path = folder / relative
+        for ref in references(_read(path)):
+            if ref.link and resolve(ref.target, path.parent, folder) is None:
+                found.append(where.finding_in(path, f"{where.skill.name}'s {relative} links to {ref.target}, which "
+                                                    "exists neither beside it nor from the skill's folder", ref))
     return found
 
 
@@ -222,14 +265,44 @@ def _lost_folder(file: str, files: list[str], lost: list[str]) -> str:
     return file
 
 
+def names_neighbour(text: str, named: str, other: str) -> bool:
+    """Whether `text`, the text of the bundled file `named` (in a subfolder), names the bundled file `other` under
+    its folder or that folder's parent (never the skill's root) as code does: by its path from there, by its folder's
+    name as a word not followed by a dot (`from validators import …` for `validators/`, `parent.parent / "schemas"`
+    for a sibling `schemas/`; `office.soffice` names one module, not `office/`), or a file's stem (`easing`)."""
+    folder = posixpath.dirname(named)
+    for base in (b for b in (folder, posixpath.dirname(folder)) if b and other.startswith(b + "/")):
+        relative = other[len(base) + 1:]
+        if "/" in relative:  # a folder by its name, not as a dotted path to one of its modules (office.soffice)
+            word = rf"(?<![\w-]){re.escape(relative.split('/', 1)[0])}(?![\w.-])"
+        else:
+            word = rf"(?<![\w-]){re.escape(Path(relative).stem)}(?![\w-])"
+        if mentions(text, relative) or re.search(word, text):
+            return True
+    return False
+
+
+def reached(folder: Path, body: str, files: list[str]) -> set[str]:
+    """The bundled files the body names, and those the files so reached name in turn (`mentions`, and
+    `names_neighbour` for a file's own folder), until no file is added."""
+    named = {f for f in files if mentions(body, f)}
+    waiting = sorted(named)
+    while waiting:
+        current = waiting.pop()
+        text = _read(folder / current)
+        for other in files if text else ():
+            if other not in named and (mentions(text, other) or names_neighbour(text, current, other)):
+                named.add(other)
+                waiting.append(other)
+    return named
+
+
 def unmentioned_findings(where: Where) -> list[Finding]:
-    """SK604 for each bundled file neither the body nor a file it mentions names: the model never learns of it. A
-    top folder none of whose files is named is one finding, with its count."""
-    folder, body = where.skill.path.parent, where.skill.body
-    files = bundled_files(folder, where.skill.path)
-    named = [f for f in files if mentions(body, f)]
-    texts = [_read(folder / f) for f in named]
-    lost = [f for f in files if f not in named and not any(mentions(text, f) for text in texts)]
+    """SK604 for each bundled file that neither the body nor a file reached from it names (`reached`): the model
+    never learns of it. A top folder none of whose files is named is one finding, with its count."""
+    files = where.files
+    named = reached(where.skill.path.parent, where.skill.body, files)
+    lost = [f for f in files if f not in named]
     shown: dict[str, int] = {}
     for file in lost:
         shown[_lost_folder(file, files, lost)] = shown.get(_lost_folder(file, files, lost), 0) + 1
@@ -259,6 +332,6 @@ def body_findings(loader: SkillLoader, root: Path, harness: str) -> list[Finding
     found = []
     for skill in loader.skills.values():
         where = Where(skill, root)
-        found += (reference_findings(where) + size_findings(where) + unmentioned_findings(where)
-                  + side_effect_findings(where, harness))
+        found += (reference_findings(where) + bundled_link_findings(where) + size_findings(where)
+                  + unmentioned_findings(where) + side_effect_findings(where, harness))
     return found

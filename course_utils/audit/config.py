@@ -7,8 +7,10 @@
     harness = "codex"
     pairs = "lexical"                       # lexical | embedding | both
     min-accuracy = 0.8
+    per-path-ignores = {"skills/legacy/*" = ["SK101"]}   # globs relative to this file's folder
 
-The command line overrides each setting it names.
+The command line overrides each setting it names. A finding `per-path-ignores` matches is suppressed, not
+dropped (`audit.suppress`).
 """
 from __future__ import annotations
 
@@ -31,7 +33,8 @@ class Settings:
     """How one audit runs: the rules, the failing severity, the harness, the pairs signal and the gate (what
     `[tool.skill-audit]` may set), then what only a run gives: the context window, the query file (and the skill a
     skill-creator eval set is for), the development queries, the selectors (empty: every one that can run), the
-    hybrid's k, the skills `--changed` touched (None: all), decisions asked at once, and whether to show progress."""
+    hybrid's k, the skills `--changed` touched (None: all), decisions asked at once, and whether to show progress.
+    `per_path_ignores`: (glob, codes) pairs, the globs relative to the folder of `source`, the pyproject.toml."""
 
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
@@ -39,6 +42,7 @@ class Settings:
     harness: str = "claude-code"
     pairs: str = "embedding"
     min_accuracy: float | None = None
+    per_path_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     source: str | None = None
     context_tokens: int | None = None
     queries: Path | None = None
@@ -75,21 +79,30 @@ def load_settings(start: Path | None = None, path: Path | None = None) -> Settin
         raise ConfigError(f"{path}: cannot be read as TOML: {err}") from None
     if not table:
         return Settings()
-    known = {"select", "ignore", "fail-on", "harness", "pairs", "min-accuracy"}
+    known = {"select", "ignore", "fail-on", "harness", "pairs", "min-accuracy", "per-path-ignores"}
     if unknown := sorted(set(table) - known):
         raise ConfigError(f"{path}: [tool.skill-audit] has unknown key(s) {', '.join(unknown)}: "
                           f"the keys are {', '.join(sorted(known))}")
     settings = Settings(select=tuple(table.get("select", ())), ignore=tuple(table.get("ignore", ())),
                         fail_on=table.get("fail-on", "error"), harness=table.get("harness", "claude-code"),
                         pairs=table.get("pairs", "embedding"), min_accuracy=table.get("min-accuracy"),
-                        source=str(path))
+                        per_path_ignores=per_path_ignores(table.get("per-path-ignores", {}), path), source=str(path))
     check(settings, str(path))
     return settings
 
 
+def per_path_ignores(table: Any, path: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`per-path-ignores` as (glob, codes) pairs; ConfigError unless it maps each glob to a list of codes."""
+    if not isinstance(table, dict) or not all(
+            isinstance(codes, list) and all(isinstance(c, str) for c in codes) for codes in table.values()):
+        raise ConfigError(f"{path}: per-path-ignores must map globs to lists of codes, e.g. "
+                          '{"skills/legacy/*" = ["SK101"]}')
+    return tuple((str(glob), tuple(codes)) for glob, codes in table.items())
+
+
 def check(settings: Settings, where: str) -> None:
     """ConfigError for a code no rule starts with, an unknown severity or pairs signal, an accuracy outside 0..1."""
-    for code in (*settings.select, *settings.ignore):
+    for code in (*settings.select, *settings.ignore, *(c for _, codes in settings.per_path_ignores for c in codes)):
         if not any(c.startswith(code.upper()) for c in RULES):
             raise ConfigError(f"{where}: {code!r} matches no rule: the rules are {', '.join(RULES)}")
     if settings.fail_on not in SEVERITIES:

@@ -4,9 +4,10 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from course_utils.audit.report import ListingSection, PairSignal
+from course_utils.audit.report import STANDS_OUT_Z, ListingSection, PairSignal
 from course_utils.evaluation.outcomes import Report
 from course_utils.scale.listing import SEEN
 from course_utils.evaluation.plots import rate_bars
@@ -41,10 +42,16 @@ def listing_figure(listing: ListingSection) -> bytes:
 
 
 def pairs_figure(signal: PairSignal) -> bytes:
-    """The closest pairs by one signal: their scores (and, for embeddings, the bodies' cosine) and the mean."""
+    """The closest pairs by one signal as a PNG (`draw_pairs`)."""
+    figure = Figure(figsize=(7, 0.45 * len(signal.pairs) + 1.2))
+    draw_pairs(figure.subplots(), signal)
+    return png(figure)
+
+
+def draw_pairs(ax: Axes, signal: PairSignal) -> None:
+    """The closest pairs by one signal on `ax`: their scores (and, for embeddings, the bodies' cosine), the mean of
+    all pairs, and the cut-off a pair stands out above (`PairSignal.cutoff`), each a labelled line."""
     rows = signal.pairs
-    figure = Figure(figsize=(7, 0.45 * len(rows) + 1.2))
-    ax = figure.subplots()
     labels = [f"{p.a} / {p.b}" for p in rows][::-1]
     positions = range(len(rows))
     ax.barh([y + 0.2 for y in positions], [p.score for p in rows][::-1], height=0.4, color="#1565c0",
@@ -54,11 +61,14 @@ def pairs_figure(signal: PairSignal) -> bytes:
                 color="#90a4ae", label="bodies")
         ax.set_xlim(0, 1)
     if signal.mean is not None:
-        ax.axvline(signal.mean, color="black", linestyle=":", label="mean of all pairs")
+        ax.axvline(signal.mean, color="black", linestyle=":", label=f"mean of all pairs ({signal.mean:.3g})")
+    if (cutoff := signal.cutoff) is not None:
+        ax.axvline(cutoff, color="#b71c1c", linestyle="--",
+                   label=f"stands out above {cutoff:.3g} (mean + {STANDS_OUT_Z:g} sd)")
+        ax.set_xlim(right=max(ax.get_xlim()[1], cutoff * 1.05))
     ax.set_yticks(list(positions), labels, fontsize=8)
     ax.set_xlabel("cosine" if signal.signal == "embedding" else "BM25 score")
     ax.legend(loc="lower right", fontsize=8)
-    return png(figure)
 
 
 def rates_figure(reports: list[dict[str, Any]]) -> bytes:

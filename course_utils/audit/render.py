@@ -18,6 +18,8 @@ FORMATS = ("text", "json", "sarif", "github")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 TOOL_NAME = "skill-audit"
+MANUAL = "docs/audit.md"
+"""The audit's manual in the repository, where each rule has an anchor: its code in lower case."""
 SECTIONS = (("summary", "Summary: the most useful fixes"), ("findings", "Findings"), ("validation", "Validation"),
             ("body", "Body and bundled files"), ("listing", "Listing"), ("when", "What, when and not for"),
             ("pairs", "Pairs likely to be confused"), ("trigger", "Trigger evaluation"))
@@ -35,12 +37,15 @@ def render_text(report: AuditReport) -> str:
     errors = sum(f.severity == "error" for f in report.findings)
     warnings = sum(f.severity == "warning" for f in report.findings)
     lines = [f"Audit of {report.folder}: {report.skills:,} valid skill(s), {report.validation.invalid_files} "
-             f"invalid file(s); {errors} error(s), {warnings} warning(s); {report.seconds:.1f} s"]
+             f"invalid file(s); {errors} error(s), {warnings} warning(s); {len(report.suppressed):,} suppressed; "
+             f"{report.seconds:.1f} s"]
     if len(report.folders) > 1:
         lines.append("Skills folders: " + ", ".join(f"{f.path} ({f.skills:,})" for f in report.folders))
     if report.changed is not None:
         lines.append(f"Changed skills only: {', '.join(report.changed) or '(none)'}")
     lines += [f"{_where(report.folder, f)}: {f.code} [{f.severity}] {f.message}" for f in report.findings]
+    if report.suppressed:
+        lines.append(suppressed_line(report))
     lines.append(body_line(report))
     lines += listing_lines(report.listing)
     if not report.summary:
@@ -54,6 +59,15 @@ def render_text(report: AuditReport) -> str:
         lines.append(f"Gate: accuracy's 95 % lower bound ≥ {gate.min_accuracy:.2f}: "
                      + ("passed" if gate.passed else "failed"))
     return "\n".join(lines)
+
+
+def suppressed_line(report: AuditReport) -> str:
+    """How many findings directives suppress, by rule and by kind of directive (not counted in the exit status)."""
+    codes = Counter(f.code for f in report.suppressed)
+    kinds = Counter(f.suppressed.split(" ", 1)[0] if f.suppressed else "" for f in report.suppressed)
+    return (f"Suppressed, not counted: {len(report.suppressed):,} finding(s) ("
+            + ", ".join(f"{code} ×{n:,}" for code, n in sorted(codes.items())) + "; "
+            + ", ".join(f"{n:,} by {kind}" for kind, n in sorted(kinds.items())) + ")")
 
 
 def body_findings(report: AuditReport) -> list[Finding]:
@@ -106,12 +120,20 @@ def render_json(report: AuditReport) -> str:
 
 
 def _sarif_result(finding: Finding, folder: str) -> dict[str, Any]:
+    """One SARIF result: its rule, level, message and fix, its region (line, and columns where known), and for a
+    suppressed finding the directive (`inSource` in the frontmatter, `external` in pyproject.toml)."""
     result: dict[str, Any] = {"ruleId": finding.code, "level": SARIF_LEVELS[finding.severity],
                               "message": {"text": f"{finding.message}. Fix: {finding.fix}"},
                               "properties": {"fix": finding.fix, "evidence": f"{finding.section}: {finding.evidence}"}}
     if finding.file:
+        region: dict[str, int] = {"startLine": finding.line or 1, "startColumn": finding.column or 1}
+        if finding.end_column is not None:
+            region["endColumn"] = finding.end_column
         result["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": _uri(folder, finding.file)},
-                                                     "region": {"startLine": finding.line or 1}}}]
+                                                     "region": region}}]
+    if finding.suppressed:
+        kind = "inSource" if finding.suppressed.startswith("frontmatter") else "external"
+        result["suppressions"] = [{"kind": kind, "justification": finding.suppressed}]
     return result
 
 
@@ -127,16 +149,28 @@ def _uri(folder: str, file: str) -> str:
         return path.as_uri()
 
 
+def sarif_rule(code: str) -> dict[str, Any]:
+    """One rule as a SARIF reportingDescriptor: what it reads, why, its fix, its manual's anchor and source."""
+    rule = RULES[code]
+    return {"id": code, "name": rule.name, "shortDescription": {"text": rule.summary},
+            "fullDescription": {"text": f"{rule.summary} {rule.rationale}"},
+            "help": {"text": f"{rule.fix} Source: {rule.source}"}, "helpUri": help_uri(code),
+            "defaultConfiguration": {"level": SARIF_LEVELS[rule.severity]}}
+
+
+def help_uri(code: str) -> str:
+    """The rule's entry in the audit's manual, relative to the repository's root (`docs/audit.md#sk101`)."""
+    return f"{MANUAL}#{code.lower()}"
+
+
 def render_sarif(report: AuditReport) -> str:
-    """A SARIF 2.1.0 log: one run, the rules that fired as the driver's rules, one result per finding."""
-    fired = sorted({f.code for f in report.findings})
-    rules = [{"id": code, "name": RULES[code].name, "shortDescription": {"text": RULES[code].summary},
-              "fullDescription": {"text": RULES[code].rationale}, "help": {"text": RULES[code].fix},
-              "defaultConfiguration": {"level": SARIF_LEVELS[RULES[code].severity]}} for code in fired]
+    """A SARIF 2.1.0 log: one run, the rules that fired as the driver's rules, one result per finding (the
+    suppressed ones with their suppression, as code scanning shows them)."""
+    shown = (*report.findings, *report.suppressed)
     log = {"$schema": SARIF_SCHEMA, "version": "2.1.0",
            "runs": [{"tool": {"driver": {"name": TOOL_NAME, "informationUri": "https://agentskills.io",
-                                         "rules": rules}},
-                     "results": [_sarif_result(f, report.folder) for f in report.findings]}]}
+                                         "rules": [sarif_rule(code) for code in sorted({f.code for f in shown})]}},
+                     "results": [_sarif_result(f, report.folder) for f in shown]}]}
     return json.dumps(log, indent=2, ensure_ascii=False)
 
 

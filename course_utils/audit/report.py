@@ -45,6 +45,12 @@ class Finding:
     """The frontmatter field the finding is about (`description`, `metadata.author`), if any: it gives `line`."""
     count: int = 1
     """In the summary, how many findings of its rule this one stands for (the others are like it)."""
+    column: int | None = None
+    """The 1-based column of `line` where what the finding is about starts (the field's key, the reference), if
+    known; `end_column` the column just past its end."""
+    end_column: int | None = None
+    suppressed: str | None = None
+    """Why the finding is not counted, when a directive suppresses it (`audit.suppress`): its kind and where."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +169,11 @@ class PairSignal:
     std: float | None
     rule: str
 
+    @property
+    def cutoff(self) -> float | None:
+        """The score above which a pair stands out: the mean plus `STANDS_OUT_Z` standard deviations."""
+        return None if self.mean is None or self.std is None else self.mean + STANDS_OUT_Z * self.std
+
 
 @dataclass(frozen=True)
 class PairsSection:
@@ -274,6 +285,8 @@ class AuditReport:
     """The pairs any signal ranks closest or saw confused, the most flagged first (`confusable_pairs`)."""
     folders: tuple[SkillsFolder, ...] = ()
     """The folders a harness would load, where the skills were found (`folders.collect`)."""
+    suppressed: tuple[Finding, ...] = ()
+    """The findings a directive suppresses (`audit.suppress`): reported, never counted in the exit status."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain data (what `--format json` writes)."""

@@ -8,15 +8,43 @@ its code unused. `python -m course_utils audit --explain CODE` prints a rule.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 SEVERITIES = ("info", "warning", "error")
 """From the least to the most severe: `--fail-on` names the lowest severity that fails the run."""
 
 
+EXAMPLE_LINES = 12
+"""Lines of an example's file `--explain` prints before it says how many more there are."""
+
+
+@dataclass(frozen=True)
+class Example:
+    """A tiny skills folder that shows a rule: its files by path (relative to the folder audited), the encoding
+    they are written in, and how it is audited (the harness, and a context window when the rule needs one)."""
+
+    files: Mapping[str, str]
+    harness: str = "claude-code"
+    context_tokens: int | None = None
+    encoding: str = "utf-8"
+
+    def explain(self) -> str:
+        """The example's files, each cut to `EXAMPLE_LINES` lines, and how it is audited."""
+        how = f"--harness {self.harness}" + (f" --context-tokens {self.context_tokens}" if self.context_tokens else "")
+        text = [f"  (audited with {how}" + (f"; files in {self.encoding}" if self.encoding != "utf-8" else "") + ")"]
+        for path, content in self.files.items():
+            lines = content.splitlines()
+            text += [f"  {path}:"] + [f"    {line}" for line in lines[:EXAMPLE_LINES]]
+            if len(lines) > EXAMPLE_LINES:
+                text.append(f"    … ({len(lines) - EXAMPLE_LINES:,} more lines)")
+        return "\n".join(text)
+
+
 @dataclass(frozen=True)
 class Rule:
-    """One check: its code, a short name, how severe a finding is, what it reads, and how to fix what it finds."""
+    """One check: its code, a short name, how severe a finding is, what it reads, and how to fix what it finds;
+    the document it follows, and a failing and a passing example (None for a rule a folder alone cannot show)."""
 
     code: str
     name: str
@@ -25,11 +53,17 @@ class Rule:
     rationale: str
     fix: str
     section: str
+    source: str = ""
+    failing: Example | None = field(default=None, repr=False)
+    passing: Example | None = field(default=None, repr=False)
 
     def explain(self) -> str:
         """The rule as `audit --explain` prints it."""
-        return (f"{self.code} {self.name} [{self.severity}, section {self.section}]\n\n{self.summary}\n\n"
-                f"Why: {self.rationale}\n\nFix: {self.fix}")
+        text = (f"{self.code} {self.name} [{self.severity}, section {self.section}]\n\n{self.summary}\n\n"
+                f"Why: {self.rationale}\n\nFix: {self.fix}\n\nSource: {self.source}")
+        if self.failing is None or self.passing is None:
+            return text + f"\n\nNo example: {NO_EXAMPLE[self.section]}"
+        return text + f"\n\nFails:\n{self.failing.explain()}\n\nPasses:\n{self.passing.explain()}"
 
 
 _RULES = (
@@ -103,6 +137,13 @@ _RULES = (
          "system prompt, where a tag reads as structure, and Claude's apps refuse the skill.",
          "Write the description as plain text: a placeholder in braces ({slug}) or words instead of a tag.",
          "validation"),
+    Rule("SK013", "suppression-unknown-code", "warning",
+         "A frontmatter directive (`metadata.skill-audit-ignore`, or a `# skill-audit: ignore` comment) names a "
+         "code no rule has.",
+         "A directive that names no rule suppresses nothing: the finding it was meant for still counts, or the "
+         "code was mistyped.",
+         "Name rule codes or prefixes (SK101, SK1): `audit --explain CODE` prints a rule; remove the directive if "
+         "nothing needs suppressing.", "validation"),
     Rule("SK101", "description-says-what-not-when", "warning",
          "The description (under Claude Code, with its `when_to_use`, which Claude Code lists with it) says what "
          "the skill does but holds no trigger clause ('Use when …', 'whenever', 'if the user …', 'à utiliser "
@@ -159,8 +200,9 @@ _RULES = (
          "Fix the confusions the report shows, or add queries: a larger sample narrows the interval.", "trigger"),
     Rule("SK601", "reference-missing", "warning",
          "The body links to a relative path (`[x](references/x.md)`), or names a file under `scripts/`, `references/` "
-         "or `assets/`, that does not exist. URLs, anchors, fenced code and the bare paths of a line giving examples "
-         "('e.g.', 'for example', 'Examples:', 'would') are not read.",
+         "or `assets/`, that does not exist; or a bundled Markdown file the body names links to a path that exists "
+         "neither beside it nor from the skill's folder. URLs, anchors, fenced code and the bare paths of a line "
+         "giving examples ('e.g.', 'for example', 'Examples:', 'would') are not read.",
          "The model follows the reference and finds nothing: the step it was sent to is lost. The Agent Skills "
          "specification (https://agentskills.io/specification) has a body refer to its files by relative paths from "
          "the skill's root.",
@@ -175,8 +217,8 @@ _RULES = (
          "Move what a run needs only sometimes into files under `references/`, one level from SKILL.md, each linked "
          "with a line saying when to read it.", "body"),
     Rule("SK603", "reference-nested", "info",
-         "A file of the skill's folder is reached only through another file the body refers to (SKILL.md → a.md → "
-         "b.md), never from SKILL.md itself.",
+         "A Markdown file of the skill's folder is reached only through another file the body refers to (SKILL.md → "
+         "a.md → b.md, a.md's link read beside it or from the skill's folder), never from SKILL.md itself.",
          "Anthropic's skill authoring best practices (https://platform.claude.com/docs/en/agents-and-tools/"
          "agent-skills/best-practices): \"Keep references one level deep from SKILL.md\"; a model may read a "
          "file it reached that way only in part.",
@@ -198,8 +240,155 @@ _RULES = (
          "body"),
 )
 
-RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
-"""Every rule, by code."""
+NO_EXAMPLE = {
+    "validation": "the rule needs a symlink out of the skills folder, which a list of files cannot show.",
+    "trigger": "the rule needs a query file and a model's decisions on it: run `audit --queries FILE`.",
+}
+"""Why a rule has no example, by its section."""
+
+
+def _skill(name: str, description: str, body: str = "Fill the form field by field.\n", extra: str = "") -> str:
+    """A SKILL.md's text: `name`, `description` (written as given: quote it in `description` when needed), any
+    `extra` frontmatter lines, then `body`."""
+    return f"---\nname: {name}\ndescription: {description}\n{extra}---\n{body}"
+
+
+GOOD = "Fills PDF forms from a table of values. Use when the user asks to fill a PDF form. Not for Word documents."
+"""A description the wording rules pass."""
+_PAIRS = {  # eight skills, two of which say the same thing (SK301, SK302); no other word is shared
+    "invoice-matcher": "Matches supplier invoices against purchase orders and flags price mismatches. Use when "
+                       "invoices need matching to purchase orders.",
+    "invoice-reconciler": "Matches supplier invoices against purchase orders and flags price mismatches. Use when "
+                          "invoices need reconciling with purchase orders.",
+    "leave-planner": "Schedules team holidays on calendars. Use when someone wonders who is away in August.",
+    "okr-drafter": "Drafts quarterly objectives. Use when managers write goals.",
+    "css-linter": "Checks stylesheets, finding unused selectors. Use when CSS grows.",
+    "git-bisect-helper": "Bisects commits that broke tests. Use when regressions appear.",
+    "recipe-scaler": "Scales cooking recipes up. Use when cooks want bigger portions.",
+    "sql-explainer": "Explains slow SQL query plans. Use when databases crawl.",
+}
+_DISTINCT = {**_PAIRS, "invoice-reconciler": "Translates French contracts into English. Use when lawyers "
+                                             "read clauses."}
+_FORM = "pdf-form-filler"
+
+
+def _folder(descriptions: Mapping[str, str]) -> Example:
+    return Example({f"{name}/SKILL.md": _skill(name, text + " Not for anything else.")
+                    for name, text in descriptions.items()})
+
+
+EXAMPLES: dict[str, tuple[str, Example, Example]] = {
+    "SK001": ("the Agent Skills specification, https://agentskills.io/specification (a SKILL.md is YAML frontmatter "
+              "then Markdown)",
+              Example({f"{_FORM}/SKILL.md": f"name: {_FORM}\ndescription: {GOOD}\n\nFill the form.\n"}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD)})),
+    "SK002": ("the Agent Skills specification, https://agentskills.io/specification (`name`), as skills-ref "
+              "validates it",
+              Example({f"{_FORM}/SKILL.md": _skill("PDF-Form-Filler", GOOD)}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD)})),
+    "SK003": ("the Agent Skills specification, https://agentskills.io/specification (`description`)",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, "yes")}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD)})),
+    "SK004": ("the harness's frontmatter reference: Claude Code's https://code.claude.com/docs/en/skills, Codex's "
+              "loader.rs, Gemini CLI's skillLoader.ts; the spec's field list for --harness spec",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD, extra="version: 1.2.0\n")}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD, extra="metadata:\n  version: 1.2.0\n")})),
+    "SK005": ("the Agent Skills specification, https://agentskills.io/specification (optional fields)",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD, extra="metadata:\n  - author\n")}, harness="spec"),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD, extra="metadata:\n  author: me\n")},
+                      harness="spec")),
+    "SK006": ("the Agent Skills specification, https://agentskills.io/specification (a SKILL.md is UTF-8 Markdown)",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD, body="Remplir le formulaire, champ après champ.\n")},
+                      encoding="latin-1"),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD, body="Remplir le formulaire, champ après champ.\n")})),
+    "SK008": ("the Agent Skills specification, https://agentskills.io/specification (a skill is a folder with a "
+              "SKILL.md)",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD), "notes/todo.md": "Write a skill.\n"}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD)})),
+    "SK009": ("the reference validator skills-ref, which reads the opening '---' byte for byte",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD).replace("\n", "\r\n")}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD)})),
+    "SK010": ("Claude Code's skills documentation, https://code.claude.com/docs/en/skills (where skills live, and "
+              "which wins)",
+              Example({f"team-a/{_FORM}/SKILL.md": _skill(_FORM, GOOD),
+                       f"team-b/{_FORM}/SKILL.md": _skill(_FORM, GOOD)}),
+              Example({f"team-a/{_FORM}/SKILL.md": _skill(_FORM, GOOD),
+                       "team-b/pdf-merger/SKILL.md": _skill("pdf-merger", GOOD.replace("Fills", "Merges"))})),
+    "SK011": ("Anthropic's skill authoring best practices, https://platform.claude.com/docs/en/agents-and-tools/"
+              "agent-skills/best-practices (naming)",
+              Example({"claude-pdf-filler/SKILL.md": _skill("claude-pdf-filler", GOOD)}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD)})),
+    "SK012": ("Anthropic's skill authoring best practices, https://platform.claude.com/docs/en/agents-and-tools/"
+              "agent-skills/best-practices (description)",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, '"Fills a <form> in a PDF. Use when asked to fill one. '
+                                                          'Not for Word."')}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD)})),
+    "SK013": ("this audit's suppression directives (docs/audit.md#suppression)",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, "Fills PDF forms.", extra="# skill-audit: ignore SK999\n")}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, "Fills PDF forms.", extra="# skill-audit: ignore SK101\n")})),
+    "SK101": ("the Agent Skills specification, https://agentskills.io/specification (`description`: \"what the skill "
+              "does and when to use it\")",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, "Fills PDF forms from a table of values.")}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD)})),
+    "SK102": ("the course's lesson 06 (\"Not for …\" lines) and lesson 11 (a near-homonym's false triggers)",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, "Fills PDF forms. Use when the user asks to fill one.")}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD)})),
+    "SK201": ("Claude Code's skills documentation, https://code.claude.com/docs/en/skills (\"Skill descriptions are "
+              "cut short\"), Codex's render.rs: each harness's listing budget",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD), "pdf-merger/SKILL.md": _skill("pdf-merger", GOOD)},
+                      context_tokens=4_000),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD), "pdf-merger/SKILL.md": _skill("pdf-merger", GOOD)})),
+    "SK202": ("Claude Code's skills documentation, https://code.claude.com/docs/en/skills (1,536 characters of "
+              "description and when_to_use)",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD, extra="when_to_use: " + "a PDF form to fill, " * 80
+                                                   + "\n")}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD, extra="when_to_use: a PDF form to fill\n")})),
+    "SK301": ("the course's lesson 07 (cosine between embeddings); 3 standard deviations, a conventional outlier cut",
+              _folder(_PAIRS), _folder(_DISTINCT)),
+    "SK302": ("BM25 (Robertson and Zaragoza, 2009; k1 = 1.2, b = 0.75); 3 standard deviations, a conventional "
+              "outlier cut", _folder(_PAIRS), _folder(_DISTINCT)),
+    "SK601": ("the Agent Skills specification, https://agentskills.io/specification (file references)",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD, body="Read [the fields](references/fields.md).\n")}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD, body="Read [the fields](references/fields.md).\n"),
+                       f"{_FORM}/references/fields.md": "Name, date, signature.\n"})),
+    "SK602": ("Anthropic's skill authoring best practices (\"Keep SKILL.md body under 500 lines\"); the Agent Skills "
+              "specification (\"< 5000 tokens recommended\")",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD, body="Fill one field.\n" * 501)}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD, body="Fill one field.\n" * 20)})),
+    "SK603": ("Anthropic's skill authoring best practices (\"Keep references one level deep from SKILL.md\")",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD, body="Read [the guide](references/guide.md).\n"),
+                       f"{_FORM}/references/guide.md": "Then read [the fields](fields.md).\n",
+                       f"{_FORM}/references/fields.md": "Name, date, signature.\n"}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD, body="Read [the guide](references/guide.md) and "
+                                                                     "[the fields](references/fields.md).\n"),
+                       f"{_FORM}/references/guide.md": "Fill each field.\n",
+                       f"{_FORM}/references/fields.md": "Name, date, signature.\n"})),
+    "SK604": ("Anthropic's skill authoring best practices (bundled files the body points to)",
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD), f"{_FORM}/scripts/fill.py": "print('filled')\n"}),
+              Example({f"{_FORM}/SKILL.md": _skill(_FORM, GOOD, body="Run `python scripts/fill.py FORM.pdf`.\n"),
+                       f"{_FORM}/scripts/fill.py": "print('filled')\n"})),
+    "SK605": ("Claude Code's skills documentation, https://code.claude.com/docs/en/skills "
+              "(`disable-model-invocation`)",
+              Example({"deploy-site/SKILL.md": _skill("deploy-site", "Deploys the site. Use when asked to deploy it. "
+                                                      "Not for previews.", body="Run `vercel deploy --prod`.\n")}),
+              Example({"deploy-site/SKILL.md": _skill("deploy-site", "Deploys the site. Use when asked to deploy it. "
+                                                      "Not for previews.", body="Run `vercel deploy --prod`.\n",
+                                                      extra="disable-model-invocation: true\n")})),
+}
+"""Per rule: the document it follows, a folder on which it fires, and one on which it does not."""
+SOURCES = {
+    "SK007": "the course's trusted roots (lesson 05): files outside the reviewed folder are not loaded",
+    "SK401": "the course's trigger evaluation (lessons 06 and 08): first turn only, a confusion seen twice",
+    "SK402": "the course's trigger evaluation; 'black-hole' skills (\"Scaling laws of skills\", arXiv 2605.16508)",
+    "SK403": "the query file's own format (the course's, skill-creator's eval set, skill-reach's)",
+    "SK501": "the Wilson score interval (Wilson, 1927), as the course reports every rate",
+}
+"""The document each rule without an example follows."""
+RULES: dict[str, Rule] = {
+    rule.code: replace(rule, source=SOURCES[rule.code]) if rule.code in SOURCES else replace(
+        rule, source=EXAMPLES[rule.code][0], failing=EXAMPLES[rule.code][1], passing=EXAMPLES[rule.code][2])
+    for rule in _RULES}
+"""Every rule, by code, with its source and examples."""
 
 
 def rule(code: str) -> Rule:

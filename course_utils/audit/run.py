@@ -4,7 +4,7 @@ In order: validation as the chosen harness reads the skills, the listing that ha
 spec), descriptions that say what but not when, the pairs most likely to be confused (lexical, embedding or
 both), and with a query file the course's trigger evaluation, with what fired instead, the attractor skills and
 the gate on accuracy. Then the findings the selected rules make, each on the line of its file it is about
-(`lines.locate`), and the five most useful of them.
+(`lines.locate`), those a directive suppresses set apart (`suppress.apply`), and the five most useful of them.
 """
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ from course_utils.audit.report import (
     ValidationSection,
 )
 from course_utils.audit.rules import RULES, SEVERITIES, matches
+from course_utils.audit.suppress import apply as apply_suppressions
 from course_utils.evaluation.outcomes import Report
 from course_utils.skills.queries import LabelledQuery, QuerySetError, load_queries
 from course_utils.skills.skill import Diagnostic, SkillLoader
@@ -350,11 +351,11 @@ def run_audit(root: Path | Sequence[Path], settings: Settings | None = None, cli
         findings += trigger_findings(trigger, loader)
     bar.update()
     bar.close()
-    findings = final_findings(findings, found.base, loader, settings)
+    findings, suppressed = final_findings(findings, found.base, loader, settings)
     only = tuple(sorted(settings.only)) if settings.only is not None else None
     report = AuditReport(str(found.base), settings.harness, len(loader.skills), validation, listing, when,
                          pair_section, trigger, tuple(findings), summarise(findings), time.perf_counter() - started,
-                         only, confusable_pairs(pair_section, trigger), found.folders)
+                         only, confusable_pairs(pair_section, trigger), found.folders, tuple(suppressed))
     return report, figures
 
 
@@ -370,16 +371,25 @@ def pairs_section(client: Any, loader: SkillLoader, settings: Settings) -> Pairs
     return PairsSection(tuple(signals)) if signals else None
 
 
-def final_findings(findings: list[Finding], root: Path, loader: SkillLoader, settings: Settings) -> list[Finding]:
-    """The findings to report: SK008 when nothing was found, those of the touched skills (`--changed`), those the
-    selected rules make, each on its line, the most severe first."""
+def final_findings(findings: list[Finding], root: Path, loader: SkillLoader, settings: Settings
+                   ) -> tuple[list[Finding], list[Finding]]:
+    """The findings to report and those a directive suppresses (`suppress.apply`): SK008 when nothing was found,
+    those of the touched skills (`--changed`), those the selected rules make, each on its line, the most severe
+    first."""
     if not loader.skills and not any(f.code != "SK009" for f in findings):
         findings = [*findings, Finding("SK008", RULES["SK008"].severity, f"{root} has no folder with a SKILL.md",
                                        RULES["SK008"].fix, "validation", str(root))]
     if settings.only is not None:
         findings = [f for f in findings if f.skill is None or f.skill in settings.only or f.other in settings.only]
     located = locate(selected(findings, settings.select, settings.ignore), root, loader)
-    return sorted(located, key=lambda f: (-SEVERITIES.index(f.severity), f.code, f.file or "", f.message))
+    kept, suppressed = apply_suppressions(located, root, settings)
+    return (sorted(selected(kept, settings.select, settings.ignore), key=report_order),
+            sorted(suppressed, key=report_order))
+
+
+def report_order(finding: Finding) -> tuple[int, str, str, str]:
+    """The report's order: the most severe first, then by code, file and message."""
+    return -SEVERITIES.index(finding.severity), finding.code, finding.file or "", finding.message
 
 
 def fails(report: AuditReport, fail_on: str = "error") -> bool:

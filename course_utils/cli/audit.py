@@ -1,8 +1,10 @@
-"""`python -m course_utils audit PATH…`: the command line over `course_utils.audit`.
+"""`skill-audit PATH…` (or `python -m course_utils audit PATH…`): the command line over `course_utils.audit`.
 
 Exit status: 0 when no finding is at or above `--fail-on` (default error), 1 when one is, 2 when the audit
 could not run (a folder that is not one, no SKILL.md under any path, a query file that cannot be read, a
-backend that cannot start, bad settings). `--explain CODE` prints a rule. Settings come from
+backend that cannot start, bad settings). With `--fix`, the status of the audit run again after the fixes, and 1
+when a fix could not be written; with `--fix --dry-run`, 1 when there is something to fix. `--explain CODE` prints a
+rule. Settings come from
 `[tool.skill-audit]` in the nearest pyproject.toml; the command line overrides them.
 """
 from __future__ import annotations
@@ -10,9 +12,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from course_utils.audit.config import PAIRS, ConfigError, Settings, check, load_settings
+from course_utils.audit.fix import apply as apply_fixes
+from course_utils.audit.fix import diff, plan
 from course_utils.audit.folders import has_skill
 from course_utils.audit.render import FORMATS, render, render_html, render_json
 from course_utils.audit.report import AuditReport
@@ -109,32 +114,76 @@ def _write(args: argparse.Namespace, report: AuditReport, figures: dict[str, byt
             print(f"written: {path}", file=sys.stderr)
 
 
+def _fix(args: argparse.Namespace, report: AuditReport, settings: Settings, client: object
+         ) -> tuple[AuditReport, dict[str, bytes], bool] | int:
+    """`--fix`: the safe fixes the report asks for, then the audit again on what is left, and whether a fix could not
+    be written; with `--dry-run` the fixes' diff on stdout instead, and the exit status (1 when there is one)."""
+    fixes = plan(report, args.dir)
+    for line in fixes.skipped:
+        print(f"audit: not fixed: {line}", file=sys.stderr)
+    if args.dry_run:
+        _print(diff(fixes) if fixes else "Nothing to fix.")
+        return 1 if fixes else 0
+    done, failed = apply_fixes(fixes)
+    for line in [*done, *(f"audit: {line}" for line in failed)]:
+        print(line, file=sys.stderr)
+    report, figures = run_audit(args.dir if len(args.dir) > 1 else args.dir[0], settings, client)
+    return report, figures, bool(failed)
+
+
 def audit(args: argparse.Namespace) -> int:
     """The `audit` command: see the module docstring for its exit status."""
     if args.explain:
         return _explain(args.explain)
+    if args.dry_run and not args.fix:
+        return refuse("audit", "--dry-run shows what --fix would change: give --fix --dry-run")
     try:
         settings = _settings(args)
         # stdout stays machine-readable: the backend speaks only with the text format
         client = start_backend(args, 2, verbose=args.format == "text") if needs_client(settings) else None
         report, figures = run_audit(args.dir if len(args.dir) > 1 else args.dir[0], settings, client)
+        unwritten = False
+        if args.fix:
+            fixed = _fix(args, report, settings, client)
+            if isinstance(fixed, int):
+                return fixed
+            report, figures, unwritten = fixed
     except QuerySetError as err:
         return refuse("audit", str(err))
     except Refused as refused:
         return refused.exit("audit")
     _write(args, report, figures)
-    return 1 if fails(report, settings.fail_on) else 0
+    return 1 if unwritten or fails(report, settings.fail_on) else 0
+
+
+HELP = ("audit a skills folder: validation, listing cut, when-clauses, confusable pairs, and with --queries the "
+        "trigger evaluation; rule codes, SARIF, exit 0/1/2")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `audit` command to the command line."""
-    command = sub.add_parser(
-        "audit", help="audit a skills folder: validation, listing cut, when-clauses, confusable pairs, and with "
-                      "--queries the trigger evaluation; rule codes, SARIF, exit 0/1/2")
+    add_arguments(sub.add_parser("audit", help=HELP))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`skill-audit PATH…`: the `audit` command under a name of its own, with the same options."""
+    parser = argparse.ArgumentParser(prog="skill-audit", description=HELP[0].upper() + HELP[1:] + ".")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def add_arguments(command: argparse.ArgumentParser) -> None:
+    """The `audit` command's arguments and options on `command`, which then runs `audit`."""
     command.add_argument("dir", type=Path, metavar="PATH", nargs="*",
                          help="folders to audit: a skills folder, one skill folder, or a repository, searched for "
                               "every SKILL.md (.claude/skills, plugins/*/skills, nested catalogs)")
     command.add_argument("--explain", metavar="CODE", help=f"print one rule and exit ({', '.join(RULES)})")
+    command.add_argument("--fix", action="store_true",
+                         help="make the safe fixes (CRLF to LF, no byte-order mark, a value YAML reads as another "
+                              "type quoted, a folder renamed to its skill's name), then audit what is left")
+    command.add_argument("--dry-run", action="store_true",
+                         help="with --fix: print the fixes as a unified diff and write nothing (exit 1 if any)")
     command.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to report (SK1,SK201)")
     command.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes not to report")
     command.add_argument("--fail-on", choices=SEVERITIES,

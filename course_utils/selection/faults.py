@@ -2,7 +2,7 @@
 
 Used by `course_utils.selection.pick` (malformed answers become errors, not silent decisions) and by
 `course_utils.evaluation.outcomes` (a failed decision is recorded with `describe_error(err)` and the run goes on).
-The README's "What happens when…" table lists each fault and the line it gives.
+The table of docs/faults.md ("What happens when…") lists each fault and the line it gives.
 """
 from __future__ import annotations
 

@@ -302,7 +302,7 @@ def test_bad_input_is_named_and_the_rest_audited(messy, tmp_path, local_client):
     assert [f.code for f in report.summary[:3]] == ["SK002", "SK006", "SK007"]
     assert ("2. SK006 cannot be read: Permission denied: Make the file readable by the user who runs the harness "
             "(chmod a+r), save it as UTF-8, keep it small. (evidence: validation: locked/SKILL.md)"
-            ) in render_text(report).splitlines()  # as the README quotes it
+            ) in render_text(report).splitlines()  # as docs/faults.md quotes it
 
 
 def test_one_skill_folder_is_audited_as_itself(tmp_path, local_client):
@@ -523,8 +523,7 @@ def test_the_pre_commit_hook_runs_the_installed_command_without_a_model():
 
     (hook,) = yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     scripts = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
-    command, subcommand = hook["entry"].split()
-    assert command in scripts and subcommand == "audit" and hook["args"] == ["--pairs", "lexical"]
+    assert scripts[hook["entry"]] == "course_utils.cli.audit:main" and hook["args"] == ["--pairs", "lexical"]
     assert hook["pass_filenames"] is False
 
 

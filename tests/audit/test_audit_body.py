@@ -114,8 +114,12 @@ def test_sk603_a_script_named_by_a_reference_is_not_a_chain(tmp_path):
     assert found(tmp_path, "SK603") == []
 
 
-def test_sk603_does_not_fire_on_the_collections_the_repository_holds():
-    assert found([WSHOBSON, MATTPOCOCK, WORKPLACE], "SK603") == []  # anthropics/skills: docs/lab/audit-body.md
+def test_sk603_fires_on_wshobson_s_chains_through_details_md_and_not_on_mattpocock_nor_workplace():
+    # a references/details.md linking a sibling by its path from the skill's root (test_audit_peers.py)
+    assert {f.skill for f in found(WSHOBSON, "SK603")} == {
+        "context-driven-development", "godot-gdscript-patterns", "k8s-manifest-generator", "nodejs-backend-patterns",
+        "openapi-spec-generation", "python-packaging", "python-performance-optimization", "tailwind-design-system"}
+    assert found([MATTPOCOCK, WORKPLACE], "SK603") == []
 
 
 # ---------------------------------------------------------------------------------------------- SK604
