@@ -73,8 +73,13 @@ def add_concurrency(command: argparse.ArgumentParser) -> None:
 
 
 def parse_selectors(text: str, dev: bool, default: list[str] | None = None) -> list[str]:
-    """`--selectors`' names (`selectors.parse`), refused as bad input."""
+    """`--selectors`' names (`selectors.parse`), refused as bad input; the alias said in one line (stderr)."""
     try:
-        return selectors.parse(text, dev, default)
+        names = selectors.parse(text, dev, default)
     except ValueError as err:
         raise bad_input(str(err)) from err
+    if selectors.ALIAS in (n.strip() for n in text.split(",")):
+        chosen = selectors.REGISTRY[selectors.RECOMMENDED]
+        print(f"{selectors.ALIAS}: {chosen.name} ({chosen.label}, the course's choice on its three catalogs' "
+              "development sets)", file=sys.stderr)
+    return names

@@ -106,3 +106,13 @@ def test_the_scorer_is_fitted_on_dev_queries_when_there_are_some(monkeypatch):
     assert fitted == [list(dev)]
     assert selectors.parse("recommended", dev=False) == [RECOMMENDED] == ["scored"]
     assert "scored" not in selectors.compared()  # lesson 13's records hold the five it compared
+
+
+def test_the_alias_resolves_to_the_recommended_selector_and_says_so_in_one_line(capsys):
+    from course_utils.cli.options import parse_selectors
+    from course_utils.evaluation.selectors import RECOMMENDED
+
+    assert parse_selectors("similarity,recommended", dev=False) == ["similarity", RECOMMENDED]
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith(f"recommended: {RECOMMENDED} (")
+    assert parse_selectors("similarity", dev=False) == ["similarity"] and capsys.readouterr().err == ""
