@@ -150,8 +150,10 @@ def course_finding(records: Mapping[str, Record]) -> str:
     model = next(iter(records.values())).model
     parts = []
     for record in records.values():
-        counts = "; ".join(f"{LABELS[name]} {report.correct}/{report.queries}, declining "
-                           f"{report.nones_correct}/{report.nones}" for name, report in record.reports.items())
+        counts = "; ".join(f"{LABELS[name]} {report.correct}/{report.queries}"
+                           + (f" ({report.errors} failed decisions)" if report.errors else "")
+                           + f", declining {report.nones_correct}/{report.nones}"
+                           for name, report in record.reports.items())
         parts.append(f"with the {record.data['catalog']} catalog, let {LABELS[record.best()]} pick ({counts})")
     return (f"On {model}, lesson 13's test sets answer the course's question: " + "; and ".join(parts) +
             ". Each answer is the cheapest selector that no other is shown to beat (exact McNemar, p < 0.05).")
